@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: BSL-1.0
+# Settings and helpers for dml's own tests, examples and benchmarks. Not
+# installed: consumers of dml never see these flags.
+
+# Warnings and sanitizers for everything the project builds itself.
+add_library(dml_dev INTERFACE)
+target_link_libraries(dml_dev INTERFACE dml::dml)
+target_compile_options(dml_dev INTERFACE -Wall -Wextra -Wpedantic)
+if(DML_WERROR)
+  target_compile_options(dml_dev INTERFACE -Werror)
+endif()
+if(DML_SANITIZE)
+  target_compile_options(dml_dev INTERFACE -fsanitize=${DML_SANITIZE} -fno-omit-frame-pointer
+                                           -fno-sanitize-recover=all)
+  target_link_options(dml_dev INTERFACE -fsanitize=${DML_SANITIZE})
+endif()
+
+# Dataset installed by Debian's dataset-fashion-mnist; trainers default to it.
+set(DML_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist" CACHE PATH "Fashion-MNIST IDX files")
+
+# dml_add_catch_test(<name> SOURCES <files...> [LIBRARIES <targets...>])
+# One executable per test area; each Catch2 test case becomes a ctest test
+# named "<name>: <case>".
+function(dml_add_catch_test name)
+  cmake_parse_arguments(arg "" "" "SOURCES;LIBRARIES;LABELS" ${ARGN})
+  if(NOT TARGET dml_catch_main)
+    find_package(Catch2 REQUIRED)
+    if(TARGET Catch2::Catch2WithMain)  # Catch2 v3
+      add_library(dml_catch_main INTERFACE)
+      target_link_libraries(dml_catch_main INTERFACE Catch2::Catch2WithMain)
+    else()  # Catch2 v2: main() compiled once
+      add_library(dml_catch_main STATIC "${PROJECT_SOURCE_DIR}/test/support/main.cpp")
+      target_link_libraries(dml_catch_main PUBLIC Catch2::Catch2 dml_dev)
+    endif()
+    target_include_directories(dml_catch_main INTERFACE "${PROJECT_SOURCE_DIR}/test")
+    include(Catch)
+  endif()
+  add_executable(test_${name} ${arg_SOURCES})
+  target_link_libraries(test_${name} PRIVATE dml_dev dml_catch_main ${arg_LIBRARIES})
+  catch_discover_tests(test_${name} TEST_PREFIX "${name}: " PROPERTIES LABELS "${name};${arg_LABELS}"
+                       DISCOVERY_TIMEOUT 60)
+endfunction()
+
+# dml_add_compile_fail_test(<name> SOURCE <file> REGEX <regex> [LIBRARIES ...])
+# The source must NOT compile, and the compiler's message must match REGEX:
+# this is how the library's static_assert diagnostics are proven.
+function(dml_add_compile_fail_test name)
+  cmake_parse_arguments(arg "" "SOURCE;REGEX" "LIBRARIES" ${ARGN})
+  add_library(compile_fail_${name} OBJECT EXCLUDE_FROM_ALL ${arg_SOURCE})
+  target_link_libraries(compile_fail_${name} PRIVATE dml::dml ${arg_LIBRARIES})
+  add_test(NAME "compile_fail: ${name}"
+           COMMAND ${CMAKE_COMMAND} --build "${PROJECT_BINARY_DIR}" --target compile_fail_${name})
+  set_tests_properties("compile_fail: ${name}" PROPERTIES PASS_REGULAR_EXPRESSION "${arg_REGEX}"
+                                                          LABELS compile_fail)
+endfunction()
+
+# dml_add_header_check(): one translation unit per public header, each
+# including only that header, built by a ctest test. Headers of a backend
+# are checked only when that backend's component exists.
+function(dml_add_header_check)
+  set(dir "${PROJECT_BINARY_DIR}/header_check")
+  set(sources "")
+  set(libs dml::dml)
+  foreach(c IN LISTS DML_AVAILABLE_COMPONENTS)
+    list(APPEND libs dml::${c})
+  endforeach()
+  foreach(h IN LISTS DML_HEADERS)
+    file(RELATIVE_PATH rel "${PROJECT_SOURCE_DIR}/include" "${h}")
+    set(needs "")
+    if(rel MATCHES "^dml/comm/(mpi|mpi_rma|bootstrap)\\.hpp$|^dml/comm/mpi/")
+      set(needs mpi)
+    elseif(rel MATCHES "^dml/comm/verbs")
+      set(needs verbs)
+    elseif(rel MATCHES "xtensor")
+      set(needs xtensor)
+    endif()
+    if(needs AND NOT needs IN_LIST DML_AVAILABLE_COMPONENTS)
+      continue()
+    endif()
+    string(MAKE_C_IDENTIFIER "${rel}" id)
+    set(src "${dir}/${id}.cpp")
+    file(CONFIGURE OUTPUT "${src}" CONTENT "#include <${rel}>\n#include <${rel}> // twice: include guard works\n")
+    list(APPEND sources "${src}")
+  endforeach()
+  add_library(dml_header_check OBJECT EXCLUDE_FROM_ALL ${sources})
+  target_link_libraries(dml_header_check PRIVATE dml_dev ${libs})
+  add_test(NAME "header_check: every public header compiles alone"
+           COMMAND ${CMAKE_COMMAND} --build "${PROJECT_BINARY_DIR}" --target dml_header_check)
+endfunction()

@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: BSL-1.0
+/// @file
+/// Convenience umbrella: everything in dml that needs no optional backend.
+/// Transports over MPI or rdma-core have their own headers
+/// (dml/comm/mpi_rma.hpp, dml/comm/mpi.hpp, dml/comm/verbs.hpp).
+#pragma once
+
+#include <dml/error.hpp>
+#include <dml/fwd.hpp>
+#include <dml/topology.hpp>
+#include <dml/version.hpp>

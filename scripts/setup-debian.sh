@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
+# Installs the Debian packages dml needs to build, test and run its examples.
+# Idempotent: packages already present are skipped, and the package index is
+# refreshed at most once per run (only when something is missing).
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git
+  libboost-dev libboost-mpi-dev libopenmpi-dev openmpi-bin
+  libeigen3-dev xtensor-dev
+  libibverbs-dev
+  catch2
+  dataset-fashion-mnist
+  zlib1g-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "setup-debian: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null; then sudo="sudo"; else
+    echo "setup-debian: need root (or sudo) to install: ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+echo "setup-debian: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup-debian: done"

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
+# Runs dml's whole test suite: installs the Debian packages it needs, builds
+# everything and runs ctest.
+#   scripts/test.sh                          warnings as errors, optimized
+#   scripts/test.sh --sanitize address,undefined   ASan+UBSan build
+#   scripts/test.sh --sanitize thread              ThreadSanitizer build
+# Extra arguments after -- go to ctest (e.g. -- -R topology).
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+sanitize=""
+ctest_args=()
+while (($#)); do
+  case "$1" in
+    --sanitize) sanitize="${2:?--sanitize needs a list, e.g. address,undefined}"; shift 2 ;;
+    --sanitize=*) sanitize="${1#*=}"; shift ;;
+    --) shift; ctest_args=("$@"); break ;;
+    -h|--help) sed -n '3,9p' "$0"; exit 0 ;;
+    *) echo "test.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+dml_setup
+dir="$DML_ROOT/build"
+cmake_args=(-DDML_WERROR=ON)
+if [[ -n $sanitize ]]; then
+  dir="$DML_ROOT/build-${sanitize//,/-}"
+  cmake_args+=(-DDML_SANITIZE="$sanitize" -DCMAKE_CXX_FLAGS="-O1 -g")
+  export DML_BUILD_TYPE=Debug
+  export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
+  export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+  export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
+fi
+echo "== dml tests: build in $dir${sanitize:+ (sanitizers: $sanitize)}"
+dml_build "$dir" "${cmake_args[@]}"
+echo "== dml tests: running ctest"
+ctest --test-dir "$dir" -j "$DML_JOBS" --output-on-failure --timeout 600 "${ctest_args[@]}"

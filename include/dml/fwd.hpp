@@ -6,6 +6,7 @@
 #include <dml/version.hpp>
 
 #include <cstddef>
+#include <cstdint>
 
 DML_BEGIN_NAMESPACE
 
@@ -41,5 +42,32 @@ struct star;
 struct exponential;
 class edges;
 }  // namespace topology
+
+struct dense;
+struct sparse;
+
+namespace consistency {
+struct bsp;
+struct asp;
+template <std::uint64_t S>
+struct ssp;
+struct notify_ack;
+}  // namespace consistency
+
+namespace gather {
+struct average;
+struct average_received;
+struct sum;
+struct max;
+struct replace;
+}  // namespace gather
+
+struct vector_stats;
+
+/// A typed distributed vector; see dml/vector/dist_vector.hpp. The defaults
+/// here are the ones `make_vector` fills in for policies not given.
+template <class T, class Transport, class Repr = dense, class Topology = topology::all,
+          class Consistency = consistency::bsp, class Gather = gather::average>
+class dist_vector;
 
 DML_END_NAMESPACE

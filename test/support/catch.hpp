@@ -9,3 +9,16 @@
 #include <catch2/catch.hpp>
 #define DML_CATCH_V3 0
 #endif
+
+#include <string>
+
+namespace dml_test {
+/// Substring matcher for REQUIRE_THROWS_WITH / REQUIRE_THAT in either version.
+inline auto contains(const std::string& s) {
+#if DML_CATCH_V3
+  return Catch::Matchers::ContainsSubstring(s);
+#else
+  return Catch::Matchers::Contains(s);
+#endif
+}
+}  // namespace dml_test

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: BSL-1.0
+/// @file
+/// The transport concept: what a distributed vector needs from the layer that
+/// moves bytes. The seam is deliberately narrow and byte-level (segments of
+/// 64-bit words, one-sided puts, remote atomic adds) so that the typed front
+/// end is compiled once per element type, not once per transport detail.
+#pragma once
+
+#include <dml/detail/policy.hpp>
+#include <dml/fwd.hpp>
+
+#include <chrono>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+DML_BEGIN_NAMESPACE
+namespace comm {
+
+/// Who is in the group right now. `epoch` grows by one each time the
+/// survivors agree on a new live set after a failure.
+struct membership_view {
+  std::uint64_t epoch = 0;
+  std::vector<member_id> live;  ///< ascending original ids
+
+  [[nodiscard]] bool contains(member_id m) const noexcept {
+    for (auto x : live)
+      if (x == m) return true;
+    return false;
+  }
+  friend bool operator==(const membership_view&, const membership_view&) = default;
+};
+
+/// A segment models registered memory that exists on every member: `words`
+/// 64-bit data words plus `control` 64-bit control words, sized per member.
+/// Operations on a peer's segment are one-sided.
+///
+/// - `put(target, word_offset, bytes)` copies bytes into the target's data
+///   words starting at a word boundary (a partial last word is zero padded).
+///   Puts to one target are not ordered with respect to each other unless
+///   `order(target)` separates them.
+/// - `order(target)` makes every earlier put to target visible there before
+///   any later one (a write fence).
+/// - `flush(target)` / `flush_all()` wait for remote completion.
+/// - `fetch_add(target, control_word, value)` is a remote atomic add that
+///   returns the previous value and orders after earlier puts to target.
+/// - `load(word)` / `load_control(word)` read the own segment with acquire
+///   semantics; `read(word_offset, out)` copies own data words (relaxed:
+///   callers detect tearing themselves); `sync()` makes remote writes
+///   visible to local reads (a no-op where memory is coherent).
+template <class S>
+concept segment = requires(S& s, const S& cs, member_id m, std::size_t w, std::uint64_t v,
+                           std::span<const std::byte> in, std::span<std::byte> out) {
+  { cs.words(m) } -> std::convertible_to<std::size_t>;
+  { s.put(m, w, in) };
+  { s.order(m) };
+  { s.flush(m) };
+  { s.flush_all() };
+  { s.fetch_add(m, w, v) } -> std::same_as<std::uint64_t>;
+  { s.load(w) } -> std::same_as<std::uint64_t>;
+  { s.load_control(w) } -> std::same_as<std::uint64_t>;
+  { s.read(w, out) };
+  { s.sync() };
+};
+
+/// A transport context: one per member. Opt in with
+/// `using policy_slot = dml::slot::transport;`.
+///
+/// - `rank()`, `size()`: this member's id and the size of the original group.
+/// - `view()`: the current membership view.
+/// - `alive(m)`: false once member m is known to have failed.
+/// - `barrier()`: waits for every live member; throws `dml::peer_failure`
+///   when a member it waits for has failed and `dml::timeout` past
+///   `wait_limit()`.
+/// - `exchange(record)`: collective; returns every live member's record,
+///   indexed like `view().live`. Used to check that members agree.
+/// - `create_segment(data_words, control_words)`: collective; sizes may
+///   differ between members.
+template <class C>
+concept transport =
+    detail::fills_slot_v<C, slot::transport> && segment<typename C::segment_type> &&
+    requires(C& c, const C& cc, member_id m, std::size_t n, std::span<const std::byte> rec) {
+      { cc.rank() } -> std::convertible_to<member_id>;
+      { cc.size() } -> std::convertible_to<std::size_t>;
+      { cc.view() } -> std::convertible_to<membership_view>;
+      { cc.alive(m) } -> std::same_as<bool>;
+      { cc.wait_limit() } -> std::convertible_to<std::chrono::steady_clock::duration>;
+      { c.barrier() };
+      { c.exchange(rec) } -> std::same_as<std::vector<std::vector<std::byte>>>;
+      { c.create_segment(n, n) } -> std::same_as<typename C::segment_type>;
+    };
+
+}  // namespace comm
+DML_END_NAMESPACE

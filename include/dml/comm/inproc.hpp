@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: BSL-1.0
+/// @file
+/// The in-process transport: ranks are threads of one process sharing memory.
+/// It is the embedded default, the test bed, and the place for fault and
+/// straggler injection.
+#pragma once
+
+#include <dml/comm/concepts.hpp>
+#include <dml/error.hpp>
+#include <dml/fwd.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <span>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+DML_BEGIN_NAMESPACE
+namespace comm::inproc {
+
+/// Settings of one `run`.
+struct options {
+  /// Longest any wait (barrier, collective, gather) may take before it
+  /// throws `dml::timeout`. Waits on a member that has stopped or thrown end
+  /// at once with `dml::peer_failure` instead.
+  std::chrono::milliseconds wait_limit{60'000};
+  /// Straggler injection: before every transport operation each rank sleeps
+  /// a uniformly random time in [0, max_random_delay].
+  std::chrono::microseconds max_random_delay{0};
+  /// Straggler injection: these members sleep the given time before every
+  /// transport operation.
+  std::vector<std::pair<member_id, std::chrono::microseconds>> slow_members{};
+  /// Seed of the per-rank random delay generators.
+  std::uint64_t seed = 0x5eed;
+};
+
+/// Thrown inside a rank that was stopped by `context::stop()` or
+/// `context::kill()`; `run` treats it as that rank's end, not as an error.
+class stopped : public std::exception {
+ public:
+  [[nodiscard]] const char* what() const noexcept override { return "dml::comm::inproc: this member was stopped"; }
+};
+
+namespace detail {
+
+enum class state : int { running, finished, stopped, failed };
+
+inline const char* describe(state s) {
+  switch (s) {
+    case state::running: return "running";
+    case state::finished: return "returned from its function";
+    case state::stopped: return "stopped";
+    case state::failed: return "threw an exception";
+  }
+  return "?";
+}
+
+// One member's part of a segment. Every access goes through std::atomic_ref
+// so concurrent one-sided writes and local reads are not data races.
+struct memory {
+  std::vector<std::uint64_t> data;
+  std::vector<std::uint64_t> control;
+};
+
+struct world {
+  explicit world(std::size_t n, options o) : size(n), opts(std::move(o)), states(n), killed(n) {
+    for (auto& s : states) s.store(state::running);
+    for (auto& k : killed) k.store(false);
+    arrived.assign(n, false);
+    records.resize(n);
+  }
+
+  std::size_t size;
+  options opts;
+  std::vector<std::atomic<state>> states;
+  std::vector<std::atomic<bool>> killed;  // set by kill(): stop at the next operation
+
+  std::mutex mutex;
+  std::condition_variable cv;
+  // Rendezvous of collective operations (barrier, exchange, segment creation).
+  std::uint64_t generation = 0;
+  std::vector<bool> arrived;
+  std::vector<std::vector<std::byte>> records;
+  std::shared_ptr<const std::vector<std::vector<std::byte>>> result;
+  // segments[i][r]: member r's memory of the i-th segment created.
+  std::vector<std::vector<std::shared_ptr<memory>>> segments;
+
+  [[nodiscard]] bool alive(member_id m) const {
+    const auto s = states[m].load(std::memory_order_acquire);
+    return s == state::running || s == state::finished;
+  }
+
+  void notify() {
+    { std::lock_guard lock(mutex); }
+    cv.notify_all();
+  }
+};
+
+inline void copy_in(std::uint64_t* dst, std::span<const std::byte> src) {
+  const std::size_t full = src.size() / 8;
+  for (std::size_t i = 0; i < full; ++i) {
+    std::uint64_t w;
+    std::memcpy(&w, src.data() + 8 * i, 8);
+    std::atomic_ref<std::uint64_t>(dst[i]).store(w, std::memory_order_release);
+  }
+  if (const std::size_t tail = src.size() % 8; tail != 0) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, src.data() + 8 * full, tail);
+    std::atomic_ref<std::uint64_t>(dst[full]).store(w, std::memory_order_release);
+  }
+}
+
+inline void copy_out(std::span<std::byte> dst, std::uint64_t* src) {
+  const std::size_t full = dst.size() / 8;
+  for (std::size_t i = 0; i < full; ++i) {
+    const std::uint64_t w = std::atomic_ref<std::uint64_t>(src[i]).load(std::memory_order_acquire);
+    std::memcpy(dst.data() + 8 * i, &w, 8);
+  }
+  if (const std::size_t tail = dst.size() % 8; tail != 0) {
+    const std::uint64_t w = std::atomic_ref<std::uint64_t>(src[full]).load(std::memory_order_acquire);
+    std::memcpy(dst.data() + 8 * full, &w, tail);
+  }
+}
+
+}  // namespace detail
+
+class context;
+
+/// One member's view of an in-process segment.
+class segment {
+ public:
+  segment() = default;
+
+  /// Number of data words member m holds in this segment.
+  [[nodiscard]] std::size_t words(member_id m) const { return parts_.at(m)->data.size(); }
+  [[nodiscard]] std::size_t control_words(member_id m) const { return parts_.at(m)->control.size(); }
+
+  void put(member_id target, std::size_t word, std::span<const std::byte> bytes);
+  void order(member_id) {}  // every store is a release store: program order is visibility order
+  void flush(member_id target);
+  void flush_all() {}
+  std::uint64_t fetch_add(member_id target, std::size_t control_word, std::uint64_t value);
+
+  [[nodiscard]] std::uint64_t load(std::size_t word) const {
+    return std::atomic_ref<std::uint64_t>(own().data.at(word)).load(std::memory_order_acquire);
+  }
+  [[nodiscard]] std::uint64_t load_control(std::size_t word) const {
+    return std::atomic_ref<std::uint64_t>(own().control.at(word)).load(std::memory_order_acquire);
+  }
+  void read(std::size_t word, std::span<std::byte> out) const {
+    check_range(own_, word, out.size());
+    detail::copy_out(out, own().data.data() + word);
+  }
+  void sync() {}
+
+ private:
+  friend class context;
+  segment(context* ctx, std::vector<std::shared_ptr<detail::memory>> parts, member_id own)
+      : ctx_(ctx), parts_(std::move(parts)), own_(own) {}
+
+  [[nodiscard]] detail::memory& own() const { return *parts_[own_]; }
+  void check_range(member_id m, std::size_t word, std::size_t bytes) const {
+    const std::size_t need = word + (bytes + 7) / 8;
+    if (need > parts_.at(m)->data.size())
+      throw comm_error("dml::comm::inproc: access of " + std::to_string(bytes) + " bytes at word " +
+                       std::to_string(word) + " is outside member " + std::to_string(m) + "'s segment of " +
+                       std::to_string(parts_[m]->data.size()) + " words");
+  }
+
+  context* ctx_ = nullptr;
+  std::vector<std::shared_ptr<detail::memory>> parts_;
+  member_id own_ = 0;
+};
+
+/// A member of an in-process group; `run` hands one to each rank's function.
+class context {
+ public:
+  using policy_slot = slot::transport;
+  using segment_type = segment;
+
+  context(std::shared_ptr<detail::world> w, member_id rank)
+      : world_(std::move(w)), rank_(rank), rng_(world_->opts.seed + 0x9e3779b97f4a7c15ULL * (rank + 1)) {
+    for (auto& [m, d] : world_->opts.slow_members)
+      if (m == rank_) slow_ += d;
+  }
+  context(const context&) = delete;
+  context& operator=(const context&) = delete;
+
+  [[nodiscard]] member_id rank() const noexcept { return rank_; }
+  [[nodiscard]] std::size_t size() const noexcept { return world_->size; }
+  /// The live set. The in-process transport never shrinks it by itself;
+  /// failures show as `alive(m) == false` and as peer failures in waits.
+  [[nodiscard]] membership_view view() const {
+    membership_view v;
+    for (member_id m = 0; m < world_->size; ++m) v.live.push_back(m);
+    return v;
+  }
+  [[nodiscard]] bool alive(member_id m) const { return m < world_->size && world_->alive(m); }
+  [[nodiscard]] std::chrono::steady_clock::duration wait_limit() const { return world_->opts.wait_limit; }
+  [[nodiscard]] const options& settings() const noexcept { return world_->opts; }
+
+  /// Waits until every live member has entered the barrier.
+  void barrier() { (void)rendezvous({}, "barrier"); }
+
+  /// Collective: every member's record, indexed by member id.
+  std::vector<std::vector<std::byte>> exchange(std::span<const std::byte> record) {
+    return rendezvous(record, "exchange");
+  }
+
+  /// Collective: allocates this member's part (zeroed) and returns a handle
+  /// reaching every member's part.
+  segment create_segment(std::size_t data_words, std::size_t control_words) {
+    auto mine = std::make_shared<detail::memory>();
+    mine->data.assign(data_words, 0);
+    mine->control.assign(control_words, 0);
+    std::size_t index = 0;
+    {
+      std::lock_guard lock(world_->mutex);
+      index = segments_created_++;
+      if (world_->segments.size() <= index) world_->segments.resize(index + 1);
+      auto& table = world_->segments[index];
+      if (table.empty()) table.resize(world_->size);
+      table[rank_] = std::move(mine);
+    }
+    (void)rendezvous({}, "create_segment");
+    std::lock_guard lock(world_->mutex);
+    return segment(this, world_->segments[index], rank_);
+  }
+
+  /// Fault injection: this member stops abruptly, as if its process died.
+  /// Never returns. Others see it as failed from now on.
+  [[noreturn]] void stop() {
+    world_->states[rank_].store(detail::state::stopped, std::memory_order_release);
+    world_->notify();
+    throw stopped{};
+  }
+
+  /// Fault injection from another member: m stops at its next transport
+  /// operation (a thread cannot be killed from outside at an arbitrary
+  /// instruction). Others see it as failed from then on.
+  void kill(member_id m) {
+    if (m >= world_->size) throw config_error("dml::comm::inproc::kill: no member " + std::to_string(m));
+    world_->killed[m].store(true, std::memory_order_release);
+    world_->notify();
+  }
+
+  /// Straggler injection at a chosen point: sleeps and then acts as an
+  /// ordinary transport operation (a stop requested meanwhile takes effect).
+  void delay(std::chrono::microseconds d) {
+    std::this_thread::sleep_for(d);
+    before_operation();
+  }
+
+  /// Called before every transport operation: applies kills and delays.
+  void before_operation() {
+    if (world_->killed[rank_].load(std::memory_order_acquire)) stop();
+    auto d = slow_;
+    if (const auto max = world_->opts.max_random_delay.count(); max > 0)
+      d += std::chrono::microseconds(std::uniform_int_distribution<long long>(0, max)(rng_));
+    if (d.count() > 0) std::this_thread::sleep_for(d);
+  }
+
+  /// Called from wait loops: a member asked to stop stops here too.
+  void poll() {
+    if (world_->killed[rank_].load(std::memory_order_acquire)) stop();
+  }
+
+  /// Throws `dml::peer_failure` if member m has failed; for wait loops.
+  void require_alive(member_id m, const char* waiting_for) const {
+    const auto s = world_->states[m].load(std::memory_order_acquire);
+    if (s == detail::state::stopped || s == detail::state::failed)
+      throw peer_failure(m, "dml: member " + std::to_string(rank_) + " waited for member " + std::to_string(m) +
+                                " (" + waiting_for + "), which " + detail::describe(s));
+  }
+
+ private:
+  std::vector<std::vector<std::byte>> rendezvous(std::span<const std::byte> record, const char* what) {
+    before_operation();
+    auto& w = *world_;
+    std::unique_lock lock(w.mutex);
+    const std::uint64_t gen = w.generation;
+    w.records[rank_].assign(record.begin(), record.end());
+    w.arrived[rank_] = true;
+    std::size_t count = 0;
+    for (bool a : w.arrived) count += a ? 1 : 0;
+    if (count == w.size) {
+      w.result = std::make_shared<const std::vector<std::vector<std::byte>>>(std::move(w.records));
+      w.records.assign(w.size, {});
+      w.arrived.assign(w.size, false);
+      ++w.generation;
+      w.cv.notify_all();
+      return *w.result;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + w.opts.wait_limit;
+    while (w.generation == gen) {
+      for (member_id m = 0; m < w.size; ++m) {
+        if (w.arrived[m]) continue;
+        const auto s = w.states[m].load(std::memory_order_acquire);
+        if (s != detail::state::running) {
+          w.arrived[rank_] = false;  // withdraw, so the rendezvous stays consistent
+          if (s == detail::state::finished)
+            throw config_error("dml: member " + std::to_string(rank_) + " waits in " + what + " for member " +
+                               std::to_string(m) + ", which returned from its function without entering it");
+          throw peer_failure(m, "dml: member " + std::to_string(rank_) + " waited in " + what + " for member " +
+                                    std::to_string(m) + ", which " + detail::describe(s));
+        }
+      }
+      if (w.killed[rank_].load(std::memory_order_acquire)) {
+        w.arrived[rank_] = false;
+        lock.unlock();
+        stop();
+      }
+      if (std::chrono::steady_clock::now() > deadline) {
+        w.arrived[rank_] = false;
+        throw timeout("dml: member " + std::to_string(rank_) + " waited in " + what + " longer than " +
+                      std::to_string(w.opts.wait_limit.count()) + " ms");
+      }
+      w.cv.wait_for(lock, std::chrono::milliseconds(5));
+    }
+    return *w.result;
+  }
+
+  friend class segment;
+  std::shared_ptr<detail::world> world_;
+  member_id rank_;
+  std::mt19937_64 rng_;
+  std::chrono::microseconds slow_{0};
+  std::size_t segments_created_ = 0;
+};
+
+inline void segment::put(member_id target, std::size_t word, std::span<const std::byte> bytes) {
+  ctx_->before_operation();
+  check_range(target, word, bytes.size());
+  if (!ctx_->world_->alive(target)) return;  // like a write to a dead host: lost; flush reports it
+  detail::copy_in(parts_[target]->data.data() + word, bytes);
+}
+
+inline void segment::flush(member_id target) { ctx_->require_alive(target, "flush of its writes"); }
+
+inline std::uint64_t segment::fetch_add(member_id target, std::size_t control_word, std::uint64_t value) {
+  ctx_->before_operation();
+  ctx_->require_alive(target, "remote atomic");
+  auto& control = parts_.at(target)->control;
+  if (control_word >= control.size())
+    throw comm_error("dml::comm::inproc: control word " + std::to_string(control_word) + " is outside member " +
+                     std::to_string(target) + "'s " + std::to_string(control.size()) + " control words");
+  return std::atomic_ref<std::uint64_t>(control[control_word]).fetch_add(value, std::memory_order_acq_rel);
+}
+
+/// Starts n ranks as threads, runs fn(context&) on each and joins them. If
+/// any rank throws, the first exception thrown is rethrown here; dml's own
+/// exceptions get "member r: " prepended to their message. A rank that was
+/// stopped (fault injection) ends quietly. Members that wait for a rank that
+/// threw or stopped get `dml::peer_failure` instead of hanging.
+template <class Fn>
+void run(std::size_t n, Fn&& fn, options opts = {}) {
+  if (n == 0) throw config_error("dml::comm::inproc::run: the group needs at least one member (n = 0)");
+  auto world = std::make_shared<detail::world>(n, std::move(opts));
+  std::mutex first_mutex;
+  std::exception_ptr first;
+  member_id first_rank = 0;
+  std::vector<std::thread> threads;
+  threads.reserve(n);
+  for (member_id r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      context ctx(world, r);
+      try {
+        fn(ctx);
+        world->states[r].store(detail::state::finished, std::memory_order_release);
+      } catch (const stopped&) {
+        world->states[r].store(detail::state::stopped, std::memory_order_release);
+      } catch (...) {
+        {  // record before marking failed, so waiters' follow-on errors never come first
+          std::lock_guard lock(first_mutex);
+          if (!first) {
+            first = std::current_exception();
+            first_rank = r;
+          }
+        }
+        world->states[r].store(detail::state::failed, std::memory_order_release);
+      }
+      world->notify();
+    });
+  }
+  for (auto& t : threads) t.join();
+  if (!first) return;
+  const std::string prefix = "member " + std::to_string(first_rank) + ": ";
+  try {
+    std::rethrow_exception(first);
+  } catch (const peer_failure& e) {
+    throw peer_failure(e.rank(), prefix + e.what());
+  } catch (const data_error& e) {
+    throw data_error(e.file(), e.line(), prefix + e.reason());
+  } catch (const config_error& e) {
+    throw config_error(prefix + e.what());
+  } catch (const timeout& e) {
+    throw timeout(prefix + e.what());
+  } catch (const comm_error& e) {
+    throw comm_error(prefix + e.what());
+  }
+  // any other exception propagates unchanged from the catch above
+}
+
+}  // namespace comm::inproc
+DML_END_NAMESPACE

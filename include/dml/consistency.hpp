@@ -1,0 +1,10 @@
+// SPDX-License-Identifier: BSL-1.0
+/// @file
+/// Consistency policies: bsp, asp, ssp<S>, notify_ack.
+#pragma once
+
+#include <dml/consistency/asp.hpp>
+#include <dml/consistency/bsp.hpp>
+#include <dml/consistency/concepts.hpp>
+#include <dml/consistency/notify_ack.hpp>
+#include <dml/consistency/ssp.hpp>

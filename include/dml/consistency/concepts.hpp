@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: BSL-1.0
+/// @file
+/// The consistency slot: who waits for what. A consistency policy is a type
+/// that opts in with `using policy_slot = dml::slot::consistency;`, has a
+/// `name()`, and two member templates the vector calls with its protocol
+/// object `p`:
+///
+///     template <class P> void scatter(P& p) const;  // after the clock ticks
+///     template <class P> void gather(P& p) const;   // combine inputs
+///
+/// The protocol offers the steps the built-in policies are made of:
+/// `p.clock()`, `p.write_all()`, `p.flush_all()`, `p.barrier()`,
+/// `p.notify_all()`, `p.ack_all()`, `p.wait_acks(round)`,
+/// `p.wait_notifies(round)`, `p.wait_newest_at_least(clock)`,
+/// `p.combine_exact(clock)`, `p.combine_newest(min_clock)` and
+/// `p.combine_unconsumed()`.
+/// See docs/vectors.md for what each guarantees.
+#pragma once
+
+#include <dml/detail/policy.hpp>
+#include <dml/fwd.hpp>
+
+#include <concepts>
+#include <string_view>
+
+DML_BEGIN_NAMESPACE
+namespace consistency {
+
+template <class C>
+concept consistency_policy = detail::fills_slot_v<C, slot::consistency> && requires(const C& c) {
+  { c.name() } -> std::convertible_to<std::string_view>;
+};
+
+}  // namespace consistency
+DML_END_NAMESPACE

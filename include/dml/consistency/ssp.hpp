@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: BSL-1.0
+/// @file
+/// Stale-synchronous: bounded staleness with slack S.
+#pragma once
+
+#include <dml/fwd.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+DML_BEGIN_NAMESPACE
+namespace consistency {
+
+/// scatter: write, no waiting. gather at clock t: wait until every live
+/// in-neighbour's newest complete update has clock ≥ t − S, then combine the
+/// newest complete update of each in-neighbour with clock ≥ t − S. No gather
+/// ever combines an update older than t − S; a member whose neighbour lags
+/// by more than S blocks until it catches up.
+/// @tparam S the slack: how many clocks an input may lag behind.
+template <std::uint64_t S>
+struct ssp {
+  using policy_slot = slot::consistency;
+  static constexpr std::uint64_t slack = S;
+  [[nodiscard]] static std::string name() { return "ssp<" + std::to_string(S) + ">"; }
+  template <class P>
+  void scatter(P& p) const {
+    p.write_all();
+  }
+  template <class P>
+  void gather(P& p) const {
+    const std::uint64_t t = p.clock();
+    const std::uint64_t oldest = t > S ? t - S : 1;
+    if (t > S) p.wait_newest_at_least(oldest);
+    p.combine_newest(oldest);
+  }
+};
+
+}  // namespace consistency
+DML_END_NAMESPACE

@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: BSL-1.0
+/// @file
+/// Distributed vectors: the type, make_vector, representations, gather
+/// functors and statistics. (xtensor views: dml/vector/xtensor.hpp.)
+#pragma once
+
+#include <dml/vector/dist_vector.hpp>
+#include <dml/vector/gather.hpp>
+#include <dml/vector/make_vector.hpp>
+#include <dml/vector/representation.hpp>
+#include <dml/vector/stats.hpp>

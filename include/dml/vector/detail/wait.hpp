@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: BSL-1.0
+// Internal: the one wait loop every blocking step of a vector uses. It never
+// waits forever: a failed peer ends it with dml::peer_failure and the
+// transport's wait limit with dml::timeout.
+#pragma once
+
+#include <dml/error.hpp>
+#include <dml/fwd.hpp>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+DML_BEGIN_NAMESPACE
+namespace detail {
+
+template <class Comm, class Ready>
+void wait_until(Comm& comm, member_id peer, const char* what, Ready&& ready, double& wait_seconds) {
+  if (ready()) return;
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + comm.wait_limit();
+  for (unsigned spins = 0;; ++spins) {
+    if (!comm.alive(peer)) {
+      if (ready()) break;  // its last write may still have landed
+      throw peer_failure(peer, "dml: member " + std::to_string(comm.rank()) + " waited for " + what +
+                                   " from member " + std::to_string(peer) + ", which has failed");
+    }
+    if constexpr (requires { comm.poll(); }) comm.poll();
+    const auto now = std::chrono::steady_clock::now();
+    if (now > deadline)
+      throw timeout("dml: member " + std::to_string(comm.rank()) + " waited " +
+                    std::to_string(std::chrono::duration<double>(now - start).count()) + " s for " + what +
+                    " from member " + std::to_string(peer));
+    // Spin briefly, then yield, then sleep: ranks may share few cores.
+    if (spins >= 64) {
+      if (spins < 512) std::this_thread::yield();
+      else std::this_thread::sleep_for(std::chrono::microseconds(spins < 4096 ? 20 : 200));
+    }
+    if (ready()) break;
+  }
+  wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace detail
+DML_END_NAMESPACE

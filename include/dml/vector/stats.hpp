@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: BSL-1.0
+/// @file
+/// Per-vector statistics. Tests use them to prove consistency guarantees and
+/// benchmarks to report bytes moved.
+#pragma once
+
+#include <dml/fwd.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+DML_BEGIN_NAMESPACE
+
+/// Counters of one distributed vector on one member, since construction.
+struct vector_stats {
+  std::uint64_t scatters = 0;        ///< calls of scatter()
+  std::uint64_t gathers = 0;         ///< calls of gather()
+  std::uint64_t bytes_sent = 0;      ///< bytes written into peers' slots (headers included)
+  std::uint64_t bytes_received = 0;  ///< bytes of accepted updates read from own slots
+  /// inputs_combined[k]: gathers that combined exactly k inputs.
+  std::vector<std::uint64_t> inputs_combined;
+  std::uint64_t full_gathers = 0;    ///< gathers that combined every live in-neighbour
+  std::uint64_t torn_reads = 0;      ///< slot reads rejected because header and footer disagreed
+  std::uint64_t stale_skipped = 0;   ///< updates present but not combined (too old or already combined)
+  double wait_seconds = 0;           ///< time spent blocked in barriers and waits
+
+  /// Share of gathers that combined every live in-neighbour (1 when none yet).
+  [[nodiscard]] double full_share() const noexcept {
+    return gathers == 0 ? 1.0 : static_cast<double>(full_gathers) / static_cast<double>(gathers);
+  }
+  /// Inputs combined over all gathers.
+  [[nodiscard]] std::uint64_t inputs_total() const noexcept {
+    std::uint64_t s = 0;
+    for (std::size_t k = 0; k < inputs_combined.size(); ++k) s += k * inputs_combined[k];
+    return s;
+  }
+};
+
+DML_END_NAMESPACE

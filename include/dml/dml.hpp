@@ -2,10 +2,14 @@
 /// @file
 /// Convenience umbrella: everything in dml that needs no optional backend.
 /// Transports over MPI or rdma-core have their own headers
-/// (dml/comm/mpi_rma.hpp, dml/comm/mpi.hpp, dml/comm/verbs.hpp).
+/// (dml/comm/mpi_rma.hpp, dml/comm/mpi.hpp, dml/comm/verbs.hpp), and so do
+/// xtensor views (dml/vector/xtensor.hpp).
 #pragma once
 
+#include <dml/comm.hpp>
+#include <dml/consistency.hpp>
 #include <dml/error.hpp>
 #include <dml/fwd.hpp>
 #include <dml/topology.hpp>
+#include <dml/vector.hpp>
 #include <dml/version.hpp>

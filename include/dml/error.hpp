@@ -37,9 +37,16 @@ class data_error : public error {
 
  private:
   static std::string format(const std::string& file, std::size_t line, const std::string& reason) {
-    std::string s = file;
-    if (line != 0) s += ":" + std::to_string(line);
-    return s + ": " + reason;
+    // Appends rather than operator+ chains: GCC 12 warns falsely (-Wrestrict) on those.
+    std::string s;
+    s.append(file);
+    if (line != 0) {
+      s.push_back(':');
+      s.append(std::to_string(line));
+    }
+    s.append(": ");
+    s.append(reason);
+    return s;
   }
   std::string file_;
   std::size_t line_;

@@ -20,6 +20,8 @@ TEST_CASE("hammer: 10^5 gathers under ASP against a full-speed writer combine no
   std::atomic<std::uint64_t> combined{0};
   std::atomic<std::uint64_t> torn{0};
   std::atomic<std::uint64_t> inputs_in_histograms{0};
+  std::atomic<std::size_t> readers_done{0};
+  constexpr std::uint64_t target_combined = 3'000;
   inproc::run(readers + 1, [&](inproc::context& c) {
     // Every element of an update equals its clock: a payload mixing two
     // updates shows up as an element that differs from the input's clock.
@@ -35,19 +37,25 @@ TEST_CASE("hammer: 10^5 gathers under ASP against a full-speed writer combine no
     };
     auto v = dml::make_vector<double>(c, 512, dml::consistency::asp{}, dml::topology::star{}, check);
     if (c.rank() == 0) {
-      while (gathers.load(std::memory_order_relaxed) < target_gathers) {
+      while (readers_done.load() < readers) {
         for (auto& x : v.span()) x = static_cast<double>(v.clock() + 1);
         v.scatter();
       }
     } else {
-      while (gathers.fetch_add(1, std::memory_order_relaxed) < target_gathers) v.gather();
+      // Enough gathers, and enough of them finding a new update, that reads
+      // really overlap writes.
+      while (gathers.load(std::memory_order_relaxed) < target_gathers || combined.load() < target_combined) {
+        v.gather();
+        gathers.fetch_add(1, std::memory_order_relaxed);
+      }
       torn += v.stats().torn_reads;
       inputs_in_histograms += v.stats().inputs_total();
+      ++readers_done;
     }
   });
   REQUIRE(gathers.load() >= target_gathers);
   REQUIRE(mixed.load() == 0);
-  REQUIRE(combined.load() > 0);
+  REQUIRE(combined.load() >= target_combined);
   REQUIRE(inputs_in_histograms.load() == combined.load());
   WARN("torn reads detected and skipped: " << torn.load() << " (inputs combined: " << combined.load() << ")");
 }

@@ -52,7 +52,7 @@ constexpr bool is_exact = std::is_same_v<C, dml::consistency::bsp> || std::is_sa
 // after every gather, plus the statistics that prove the inputs.
 template <class Cons, class Topo, class Gather, class Repr>
 void check_law(std::size_t n, int rounds = 3) {
-  constexpr std::size_t length = 37;  // odd: exercises partial words
+  static constexpr std::size_t length = 37;  // odd: exercises partial words
   std::atomic<int> wrong{0};
   std::atomic<int> not_full{0};
   std::string first_error;

@@ -196,3 +196,18 @@ TEST_CASE("exact policies reject gather() before the first scatter()") {
                                   }),
                       dml_test::contains("before the first scatter()"));
 }
+
+TEST_CASE("waiting on a member that already returned fails at once, naming it") {
+  inproc::options o;
+  o.wait_limit = std::chrono::seconds(30);  // the error must come long before this
+  REQUIRE_THROWS_WITH(inproc::run(
+                          2,
+                          [](inproc::context& c) {
+                            auto v = dml::make_vector<float>(c, 4, dml::consistency::notify_ack{});
+                            if (c.rank() == 1) return;
+                            v.scatter();
+                            v.gather();
+                          },
+                          o),
+                      dml_test::contains("member 1, which returned from its function"));
+}

@@ -270,6 +270,12 @@ class context {
     if (d.count() > 0) std::this_thread::sleep_for(d);
   }
 
+  /// True once member m returned normally from its function (it is not
+  /// failed, but will never write again).
+  [[nodiscard]] bool finished(member_id m) const {
+    return m < world_->size && world_->states[m].load(std::memory_order_acquire) == detail::state::finished;
+  }
+
   /// Called from wait loops: a member asked to stop stops here too.
   void poll() {
     if (world_->killed[rank_].load(std::memory_order_acquire)) stop();

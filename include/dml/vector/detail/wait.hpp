@@ -25,6 +25,15 @@ void wait_until(Comm& comm, member_id peer, const char* what, Ready&& ready, dou
       throw peer_failure(peer, "dml: member " + std::to_string(comm.rank()) + " waited for " + what +
                                    " from member " + std::to_string(peer) + ", which has failed");
     }
+    // A member that returned from its work will never write again.
+    if constexpr (requires { comm.finished(peer); }) {
+      if (comm.finished(peer)) {
+        if (ready()) break;
+        throw config_error("dml: member " + std::to_string(comm.rank()) + " waits for " + what + " from member " +
+                           std::to_string(peer) + ", which returned from its function without sending it "
+                           "(members called scatter()/gather() a different number of times?)");
+      }
+    }
     if constexpr (requires { comm.poll(); }) comm.poll();
     const auto now = std::chrono::steady_clock::now();
     if (now > deadline)

@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: BSL-1.0
+// dml-topology: builds one of dml's communication graphs and prints it with
+// its analysis (connectivity, regularity, diameter, spectral gap, messages
+// per round), as text, JSON or Graphviz DOT; or compares every generator over
+// a range of group sizes (--table).
+#include <dml/error.hpp>
+#include <dml/topology.hpp>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstddef>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+namespace {
+
+namespace topo = dml::topology;
+
+// Dense SVD and all-pairs BFS grow like n^3; beyond this the tool would
+// look hung rather than be useful.
+constexpr std::size_t max_members = 1024;
+
+struct kind_info {
+  std::string_view name;
+  std::string_view description;
+  bool takes_k;
+};
+
+constexpr std::array<kind_info, 10> kinds{{
+    {"all", "complete graph: i -> every j != i", false},
+    {"halton", "MALT Halton dataflow: ceil(log2 n) offsets (or --k), repaired to be connected", true},
+    {"naive_halton", "the raw Halton offsets without the repair (disconnected e.g. at n = 8, 16, 24, ...)",
+     true},
+    {"root_expander", "ASAP root expander: i -> i+1 and i -> i+floor(sqrt n)", false},
+    {"ring", "one-way ring: i -> i+1", false},
+    {"ring2", "bidirectional ring: i <-> i+1", false},
+    {"chain", "bidirectional path: i <-> i+1, no wrap-around", false},
+    {"chain1", "one-way path 0 -> 1 -> ... -> n-1 (not strongly connected)", false},
+    {"star", "parameter server: 0 <-> every i", false},
+    {"exponential", "i -> i + 2^k for every 2^k < n", false},
+}};
+
+// A bad command line: reported on stderr with exit code 2.
+struct usage_error {
+  std::string message;
+};
+
+enum class format { text, json, dot, table };
+
+struct options {
+  std::string kind = "halton";
+  std::size_t n = 25;
+  std::optional<std::size_t> k;
+  format output = format::text;
+};
+
+void print_help(std::ostream& os) {
+  os << "usage: dml-topology [--kind KIND] [--n N] [--k K] [--json | --dot | --table]\n"
+        "\n"
+        "Builds a dml communication graph over N members and prints each member's\n"
+        "out- and in-neighbours, whether the graph is strongly connected and regular,\n"
+        "its diameter (rounds for an update to reach everyone), its spectral gap\n"
+        "(ASAP appendix A; larger mixes faster) and its messages per round.\n"
+        "Without arguments: --kind halton --n 25.\n"
+        "\n"
+        "  --kind KIND  one of the kinds below (default halton)\n"
+        "  --n N        number of members, 1.."
+     << max_members
+     << " (default 25)\n"
+        "  --k K        fan-out of halton and naive_halton, 1..N-1 (default ceil(log2 N))\n"
+        "  --json       one JSON object: kind, n, out, in, connected, regular,\n"
+        "               diameter (-1 when not connected), spectral_gap, messages_per_round\n"
+        "  --dot        Graphviz DOT (pipe into `dot -Tsvg`)\n"
+        "  --table      spectral gap, out-degree and diameter of every kind for\n"
+        "               n = 4, 6, 8, 16, 25, 64, 100, 256\n"
+        "  --help       this text\n"
+        "\n"
+        "kinds:\n";
+  for (const auto& k : kinds) {
+    std::string padded(k.name);
+    padded.resize(15, ' ');
+    os << "  " << padded << k.description << "\n";
+  }
+}
+
+const kind_info* find_kind(std::string_view name) {
+  const auto it =
+      std::find_if(kinds.begin(), kinds.end(), [&](const kind_info& k) { return k.name == name; });
+  return it == kinds.end() ? nullptr : &*it;
+}
+
+std::size_t parse_count(std::string_view option, std::string_view text) {
+  std::size_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec == std::errc::invalid_argument || end != text.data() + text.size()) {
+    throw usage_error{std::string(option) + " needs a non-negative whole number, got '" + std::string(text) +
+                      "'"};
+  }
+  if (ec == std::errc::result_out_of_range) {
+    throw usage_error{std::string(option) + " value '" + std::string(text) + "' is too large"};
+  }
+  return value;
+}
+
+// Returns nothing when --help was asked for.
+std::optional<options> parse(std::span<char*> args) {
+  options opt;
+  bool kind_given = false;
+  bool n_given = false;
+  bool format_given = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string_view arg = args[i];
+    std::optional<std::string_view> inline_value;
+    if (const auto eq = arg.find('='); arg.starts_with("--") && eq != std::string_view::npos) {
+      inline_value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    }
+    auto value = [&]() -> std::string_view {
+      if (inline_value) return *inline_value;
+      if (i + 1 >= args.size()) throw usage_error{std::string(arg) + " needs a value"};
+      return args[++i];
+    };
+    auto set_format = [&](format f) {
+      if (inline_value) throw usage_error{std::string(arg) + " takes no value"};
+      if (format_given) throw usage_error{"choose at most one of --json, --dot and --table"};
+      format_given = true;
+      opt.output = f;
+    };
+    if (arg == "--help" || arg == "-h") {
+      return std::nullopt;
+    } else if (arg == "--kind") {
+      opt.kind = value();
+      kind_given = true;
+    } else if (arg == "--n") {
+      opt.n = parse_count("--n", value());
+      n_given = true;
+    } else if (arg == "--k") {
+      opt.k = parse_count("--k", value());
+    } else if (arg == "--json") {
+      set_format(format::json);
+    } else if (arg == "--dot") {
+      set_format(format::dot);
+    } else if (arg == "--table") {
+      set_format(format::table);
+    } else {
+      throw usage_error{"unknown argument '" + std::string(args[i]) + "' (see --help)"};
+    }
+  }
+  if (opt.output == format::table) {
+    if (kind_given || n_given || opt.k)
+      throw usage_error{"--table compares every kind; it takes no --kind, --n or --k"};
+    return opt;
+  }
+  const kind_info* kind = find_kind(opt.kind);
+  if (kind == nullptr) {
+    std::string known;
+    for (const auto& k : kinds) known += (known.empty() ? "" : ", ") + std::string(k.name);
+    throw usage_error{"unknown kind '" + opt.kind + "'; choose one of " + known};
+  }
+  if (opt.k && !kind->takes_k) throw usage_error{"--k applies only to --kind halton and naive_halton"};
+  if (opt.n > max_members) {
+    throw usage_error{"--n " + std::to_string(opt.n) + " is too large for this tool (at most " +
+                      std::to_string(max_members) + ": the analysis is cubic in n)"};
+  }
+  return opt;
+}
+
+// The unrepaired Halton graph; the library only builds the repaired one.
+topo::graph naive_halton_graph(const topo::halton& h, std::size_t n) {
+  const auto offsets = h.naive_offsets(n);
+  std::vector<std::vector<dml::member_id>> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const std::size_t o : offsets) out[i].push_back((i + o) % n);
+  }
+  return topo::graph(std::move(out));
+}
+
+topo::halton make_halton(std::optional<std::size_t> k) { return k ? topo::halton{*k} : topo::halton{}; }
+
+topo::graph make_graph(std::string_view kind, std::size_t n, std::optional<std::size_t> k) {
+  if (kind == "all") return topo::build(topo::all{}, n);
+  if (kind == "halton") return topo::build(make_halton(k), n);
+  if (kind == "naive_halton") {
+    if (n == 0) return topo::build(make_halton(k), n);  // reports n = 0 like every other kind
+    return naive_halton_graph(make_halton(k), n);
+  }
+  if (kind == "root_expander") return topo::build(topo::root_expander{}, n);
+  if (kind == "ring") return topo::build(topo::ring{}, n);
+  if (kind == "ring2") return topo::build(topo::ring{topo::ring::bidirectional}, n);
+  if (kind == "chain") return topo::build(topo::chain{}, n);
+  if (kind == "chain1") return topo::build(topo::chain{topo::chain::one_way}, n);
+  if (kind == "star") return topo::build(topo::star{}, n);
+  return topo::build(topo::exponential{}, n);  // parse() admitted only known kinds
+}
+
+std::string join(std::span<const dml::member_id> ids, std::string_view sep) {
+  std::string s;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0) s += sep;
+    s += std::to_string(ids[i]);
+  }
+  return s;
+}
+
+std::string fixed(double x, int digits) {
+  std::array<char, 64> buf{};
+  std::snprintf(buf.data(), buf.size(), "%.*f", digits, x);
+  std::string s = buf.data();
+  // A gap of -1e-17 is rounding noise around 0; do not print "-0.0000".
+  if (s.starts_with('-') && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);
+  return s;
+}
+
+// Shortest text that reads back as the same double: valid JSON for any
+// finite value.
+std::string json_number(double x) {
+  std::array<char, 64> buf{};
+  const auto res = std::to_chars(buf.data(), buf.data() + buf.size(), x);
+  return std::string(buf.data(), res.ptr);
+}
+
+struct analysis {
+  bool connected;
+  std::optional<std::pair<dml::member_id, dml::member_id>> unreachable;
+  bool regular;
+  int diameter;
+  double gap;
+  std::size_t messages;
+};
+
+analysis analyse(const topo::graph& g) {
+  const auto pair = topo::find_unreachable_pair(g);
+  return {!pair,
+          pair,
+          topo::is_regular(g),
+          topo::diameter(g),
+          topo::spectral_gap(g),
+          topo::messages_per_round(g)};
+}
+
+std::pair<std::size_t, std::size_t> degree_range(const topo::graph& g, bool out) {
+  std::size_t lo = g.size();
+  std::size_t hi = 0;
+  for (const auto id : g.members()) {
+    const std::size_t d = out ? g.out(id).size() : g.in(id).size();
+    lo = std::min(lo, d);
+    hi = std::max(hi, d);
+  }
+  return {lo, hi};
+}
+
+std::string range_text(std::pair<std::size_t, std::size_t> r) {
+  return r.first == r.second ? std::to_string(r.first)
+                             : std::to_string(r.first) + ".." + std::to_string(r.second);
+}
+
+void print_text(const options& opt, const topo::graph& g, const analysis& a) {
+  std::cout << "topology " << opt.kind << " over n = " << g.size()
+            << (g.size() == 1 ? " member" : " members");
+  if (opt.kind == "halton" || opt.kind == "naive_halton") {
+    const auto h = make_halton(opt.k);
+    const auto offsets = opt.kind == "halton" ? h.offsets(g.size()) : h.naive_offsets(g.size());
+    if (!offsets.empty()) std::cout << " (offsets " << join(offsets, " ") << ")";
+  }
+  std::cout << "\n\n";
+  std::size_t width = std::string_view("out-neighbours").size();
+  for (const auto id : g.members()) width = std::max(width, join(g.out(id), " ").size());
+  std::string header = "out-neighbours";
+  header.resize(width, ' ');
+  std::cout << "member  " << header << "  in-neighbours\n";
+  for (const auto id : g.members()) {
+    std::string label = std::to_string(id);
+    label.insert(0, label.size() < 6 ? 6 - label.size() : 0, ' ');
+    std::string outs = join(g.out(id), " ");
+    outs.resize(width, ' ');
+    std::string line = label + "  " + outs + "  " + join(g.in(id), " ");
+    line.erase(line.find_last_not_of(' ') + 1);  // no trailing blanks when in() is empty
+    std::cout << line << "\n";
+  }
+  std::cout << "\nstrongly connected: ";
+  if (a.connected) {
+    std::cout << "yes\n";
+  } else {
+    std::cout << "no (member " << a.unreachable->first << " cannot reach member " << a.unreachable->second
+              << ")\n";
+  }
+  std::cout << "regular:            " << (a.regular ? "yes" : "no") << " (out-degree "
+            << range_text(degree_range(g, true)) << ", in-degree " << range_text(degree_range(g, false))
+            << ")\n";
+  std::cout << "diameter:           ";
+  if (a.diameter < 0) {
+    std::cout << "infinite (not strongly connected)\n";
+  } else {
+    std::cout << a.diameter << (a.diameter == 1 ? " round\n" : " rounds\n");
+  }
+  std::cout << "spectral gap:       " << fixed(a.gap, 6) << "\n";
+  std::cout << "messages per round: " << a.messages << "\n";
+}
+
+void print_json(const options& opt, const topo::graph& g, const analysis& a) {
+  auto lists = [&](bool out) {
+    std::string s = "[";
+    for (const auto id : g.members()) {
+      if (s.size() > 1) s += ",";
+      s += "[" + join(out ? g.out(id) : g.in(id), ",") + "]";
+    }
+    return s + "]";
+  };
+  std::cout << "{\"kind\":\"" << opt.kind << "\",\"n\":" << g.size() << ",\"out\":" << lists(true)
+            << ",\"in\":" << lists(false) << ",\"connected\":" << (a.connected ? "true" : "false")
+            << ",\"regular\":" << (a.regular ? "true" : "false") << ",\"diameter\":" << a.diameter
+            << ",\"spectral_gap\":" << json_number(a.gap) << ",\"messages_per_round\":" << a.messages
+            << "}\n";
+}
+
+void print_dot(const options& opt, const topo::graph& g, const analysis& a) {
+  std::cout << "digraph \"" << opt.kind << "_" << g.size() << "\" {\n"
+            << "  // dml-topology --kind " << opt.kind << " --n " << g.size() << ": " << a.messages
+            << " edges, diameter " << a.diameter << ", spectral gap " << fixed(a.gap, 6) << "\n"
+            << "  node [shape=circle];\n";
+  for (const auto id : g.members()) {
+    const auto out = g.out(id);
+    if (out.empty()) {
+      std::cout << "  " << id << ";\n";
+    } else {
+      std::cout << "  " << id << " -> {" << join(out, " ") << "};\n";
+    }
+  }
+  std::cout << "}\n";
+}
+
+void print_table() {
+  constexpr std::array<std::size_t, 8> sizes{4, 6, 8, 16, 25, 64, 100, 256};
+  constexpr std::array<std::string_view, 9> columns{
+      "all", "halton", "naive_halton", "root_expander", "ring", "ring2", "chain", "star", "exponential"};
+  struct cell {
+    analysis a;
+    std::size_t max_out;
+  };
+  std::vector<std::vector<cell>> cells;
+  for (const std::size_t n : sizes) {
+    auto& row = cells.emplace_back();
+    for (const auto kind : columns) {
+      const auto g = make_graph(kind, n, std::nullopt);
+      row.push_back({analyse(g), degree_range(g, true).second});
+    }
+  }
+  auto print = [&](std::string_view title, auto&& text) {
+    std::cout << title << "\n";
+    std::string line = "   n";
+    for (const auto kind : columns) {
+      std::string head(kind == "root_expander" ? "root_exp" : kind == "naive_halton" ? "naive_halton" : kind);
+      head.insert(0, head.size() < 13 ? 13 - head.size() : 0, ' ');
+      line += head;
+    }
+    std::cout << line << "\n";
+    for (std::size_t r = 0; r < sizes.size(); ++r) {
+      std::string row = std::to_string(sizes[r]);
+      row.insert(0, 4 - row.size(), ' ');
+      for (const auto& c : cells[r]) {
+        std::string t = text(c);
+        t.insert(0, t.size() < 13 ? 13 - t.size() : 0, ' ');
+        row += t;
+      }
+      row.erase(row.find_last_not_of(' ') + 1);
+      std::cout << row << "\n";
+    }
+    std::cout << "\n";
+  };
+  print("spectral gap / largest out-degree  (x = not strongly connected)", [](const cell& c) {
+    return fixed(c.a.gap, 4) + "/" + std::to_string(c.max_out) + (c.a.connected ? " " : "x");
+  });
+  print("diameter (rounds) / messages per round  (- = infinite)", [](const cell& c) {
+    return (c.a.diameter < 0 ? std::string("-") : std::to_string(c.a.diameter)) + "/" +
+           std::to_string(c.a.messages) + " ";
+  });
+  std::cout << "halton: ceil(log2 n) offsets, repaired; naive_halton: the same offsets unrepaired;\n"
+               "root_exp: root_expander; ring2: bidirectional ring; chain: bidirectional path.\n";
+}
+
+int run(std::span<char*> args) {
+  const auto opt = parse(args);
+  if (!opt) {
+    print_help(std::cout);
+    return 0;
+  }
+  if (opt->output == format::table) {
+    print_table();
+    return 0;
+  }
+  const auto g = make_graph(opt->kind, opt->n, opt->k);
+  const auto a = analyse(g);
+  switch (opt->output) {
+    case format::json:
+      print_json(*opt, g, a);
+      break;
+    case format::dot:
+      print_dot(*opt, g, a);
+      break;
+    default:
+      print_text(*opt, g, a);
+      break;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(std::span<char*>(argv + 1, static_cast<std::size_t>(argc > 0 ? argc - 1 : 0)));
+  } catch (const usage_error& e) {
+    std::cerr << "dml-topology: " << e.message << "\n";
+  } catch (const dml::config_error& e) {  // n = 0, k >= n and the like, worded by the library
+    std::cerr << "dml-topology: " << e.what() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "dml-topology: unexpected error: " << e.what() << "\n";
+    return 1;
+  }
+  return 2;
+}

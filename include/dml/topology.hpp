@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: BSL-1.0
+/// @file
+/// The topology module: the communication graph, its analysis (including the
+/// spectral gap, which brings in Eigen's SVD) and every built-in generator.
+#pragma once
+
+#include <dml/topology/all.hpp>
+#include <dml/topology/chain.hpp>
+#include <dml/topology/concepts.hpp>
+#include <dml/topology/edges.hpp>
+#include <dml/topology/exponential.hpp>
+#include <dml/topology/graph.hpp>
+#include <dml/topology/halton.hpp>
+#include <dml/topology/ring.hpp>
+#include <dml/topology/root_expander.hpp>
+#include <dml/topology/spectral.hpp>
+#include <dml/topology/star.hpp>

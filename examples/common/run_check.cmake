@@ -1,0 +1,37 @@
+# SPDX-License-Identifier: BSL-1.0
+# Runs one trainer for ctest: exact exit code, stdout and stderr matched
+# separately (ctest's PASS_REGULAR_EXPRESSION ignores the exit code, so a
+# sanitizer report at exit would pass), and with CHECK_LOSS the final loss
+# must be below the untrained model's (the 'epoch 0' line).
+#   cmake -DTOOL=<exe> -DARGS=<a|b|c> -DEXPECT_EXIT=<n> [-DSTDOUT_REGEX=] [-DSTDERR_REGEX=]
+#         [-DCHECK_LOSS=1] -P run_check.cmake
+string(REPLACE "|" ";" args "${ARGS}")
+execute_process(COMMAND "${TOOL}" ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("exit code: ${rc}\n--- stdout ---\n${out}--- stderr ---\n${err}--------------")
+if(NOT rc STREQUAL EXPECT_EXIT)
+  message(FATAL_ERROR "expected exit code ${EXPECT_EXIT}, got ${rc}")
+endif()
+if(EXPECT_EXIT STREQUAL "0" AND NOT err STREQUAL "")
+  message(FATAL_ERROR "expected nothing on stderr")
+elseif(NOT EXPECT_EXIT STREQUAL "0" AND NOT out STREQUAL "")
+  message(FATAL_ERROR "expected nothing on stdout when failing")
+endif()
+if(NOT STDOUT_REGEX STREQUAL "" AND NOT out MATCHES "${STDOUT_REGEX}")
+  message(FATAL_ERROR "stdout does not match: ${STDOUT_REGEX}")
+endif()
+if(NOT STDERR_REGEX STREQUAL "" AND NOT err MATCHES "${STDERR_REGEX}")
+  message(FATAL_ERROR "stderr does not match: ${STDERR_REGEX}")
+endif()
+if(CHECK_LOSS)
+  if(NOT out MATCHES "epoch +0 [^\n]* loss ([0-9.]+)")
+    message(FATAL_ERROR "no 'epoch 0' line with the untrained model's loss")
+  endif()
+  set(initial "${CMAKE_MATCH_1}")
+  if(NOT out MATCHES "\nfinal: [^\n]*loss=([0-9.]+) ")
+    message(FATAL_ERROR "no 'final:' line with a loss")
+  endif()
+  set(final "${CMAKE_MATCH_1}")
+  if(NOT final LESS initial)  # if(LESS) compares as real numbers
+    message(FATAL_ERROR "the loss went from ${initial} to ${final}; expected a decrease")
+  endif()
+endif()

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: BSL-1.0
+// dml-mlp: a 784-256-10 network (ReLU, softmax) trained by minibatch SGD,
+// data parallel over in-process ranks, one distributed vector per layer.
+//
+// As MALT does for neural networks, the ranks exchange gradients every step
+// (--cb-size examples per rank) and average whole models every
+// --average-every steps. Averaging gradients alone keeps the replicas equal
+// only under bsp or notify_ack over `all` (see examples/least_squares);
+// elsewhere they drift, and the periodic model average pulls them back.
+// Each layer has two vectors, one carrying its gradient and one its
+// parameters, so that a gather never mixes a neighbour's gradient with a
+// model (under asp a slot holds whatever the neighbour wrote last). Each
+// layer's vectors may have their own policies: here both layers take the
+// command line's, a larger network would give its big layers a sparser
+// topology.
+//
+// The changes from a serial trainer are those of examples/logreg ([1] run,
+// [2] shard, [3] vectors, [4] exchange, [5] report), with [4] twice: the
+// gradient exchange before each step and the model average every few steps.
+#include "../common/common.hpp"
+
+#include <Eigen/Core>
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using trainer::dataset;
+using trainer::settings;
+
+constexpr int hidden = 256, classes = 10;
+
+// One layer's parameters in one buffer: weights (fan_in x fan_out, column
+// major), then biases.
+struct layer {
+  Eigen::Index in, out;
+  std::vector<float> p;
+  Eigen::Map<Eigen::MatrixXf> w() { return {p.data(), in, out}; }
+  Eigen::Map<Eigen::RowVectorXf> b() { return {p.data() + in * out, out}; }
+  [[nodiscard]] std::size_t size() const { return static_cast<std::size_t>((in + 1) * out); }
+};
+
+using net = std::array<layer, 2>;
+
+net initial(Eigen::Index inputs, std::uint64_t seed) {  // He initialization, zero biases
+  net n{layer{inputs, hidden, {}}, layer{hidden, classes, {}}};
+  std::mt19937_64 rng(seed);
+  for (auto& l : n) {
+    l.p.assign(l.size(), 0.0f);
+    std::normal_distribution<float> normal(0.0f, std::sqrt(2.0f / static_cast<float>(l.in)));
+    for (Eigen::Index k = 0; k < l.in * l.out; ++k) l.p[static_cast<std::size_t>(k)] = normal(rng);
+  }
+  return n;
+}
+
+// Forward pass: hidden activations and class probabilities; returns the
+// mean cross-entropy and sets `right` to the number of correct predictions.
+template <class Labels>
+double forward(net& n, const trainer::matrix& x, const Labels& y, Eigen::MatrixXf& h, Eigen::MatrixXf& p,
+               std::size_t* right = nullptr) {
+  h = ((x * n[0].w()).rowwise() + n[0].b()).cwiseMax(0.0f);
+  p = (h * n[1].w()).rowwise() + n[1].b();
+  double loss = 0;
+  std::size_t ok = 0;
+  for (Eigen::Index i = 0; i < p.rows(); ++i) {
+    Eigen::Index best = 0;
+    const float top = p.row(i).maxCoeff(&best);
+    const int label = y[static_cast<std::size_t>(i)];
+    ok += best == label;
+    p.row(i) = (p.row(i).array() - top).exp();
+    p.row(i) /= p.row(i).sum();
+    loss -= std::log(std::max(p(i, label), 1e-30f));
+  }
+  if (right) *right = ok;
+  return p.rows() ? loss / static_cast<double>(p.rows()) : 0;
+}
+
+// Gradients of the mean loss over the batch, one buffer per layer.
+void gradient(net& n, const trainer::matrix& xb, const std::vector<int>& yb, net& g) {
+  Eigen::MatrixXf h, p;
+  forward(n, xb, yb, h, p);
+  for (std::size_t i = 0; i < yb.size(); ++i) p(static_cast<Eigen::Index>(i), yb[i]) -= 1.0f;
+  p /= static_cast<float>(yb.size());
+  g[1].w().noalias() = h.transpose() * p;
+  g[1].b() = p.colwise().sum();
+  const Eigen::MatrixXf dh =
+      (p * n[1].w().transpose()).cwiseProduct((h.array() > 0.0f).cast<float>().matrix());
+  g[0].w().noalias() = xb.transpose() * dh;
+  g[0].b() = dh.colwise().sum();
+}
+
+std::pair<double, double> evaluate(net& n, const dataset& d, Eigen::Index limit) {
+  const Eigen::Index rows = std::min(limit, d.x.rows());
+  const trainer::matrix x = d.x.topRows(rows);
+  Eigen::MatrixXf h, p;
+  std::size_t right = 0;
+  const double loss = forward(n, x, d.y, h, p, &right);
+  return {loss, static_cast<double>(right) / static_cast<double>(rows)};
+}
+
+template <class Topology, class Consistency>
+trainer::row train(const settings& s, std::size_t average_every, const dataset& train, const dataset& test,
+                   trainer::progress& out) {
+  const std::size_t n = static_cast<std::size_t>(train.x.rows());
+  const std::vector<std::size_t> order = dml::data::permutation(n, s.seed);
+  trainer::row last;
+  dml::comm::inproc::run(s.ranks, [&](dml::comm::inproc::context& comm) {  // [1]
+    using clock = std::chrono::steady_clock;
+    const std::size_t rank = comm.rank(), ranks = comm.size();
+    std::vector<std::size_t> mine;  // [2]
+    for (std::size_t i : dml::data::shard{rank, ranks}.indices(n)) mine.push_back(order[i]);
+    net model = initial(train.x.cols(), s.seed), grad = model;  // same start on every rank
+    // [3] Per layer: a vector for its gradient and one for its parameters.
+    auto make = [&](const layer& l) {
+      return dml::make_vector<float>(comm, l.size(), Topology{}, Consistency{}, dml::gather::average{});
+    };
+    std::array grads{make(model[0]), make(model[1])};
+    std::array params{make(model[0]), make(model[1])};
+    const std::size_t total = model[0].size() + model[1].size();
+    auto mean = dml::make_vector<double>(comm, total + 2);
+    const std::size_t steps = n / ranks / s.cb_size;
+    double seconds = 0;
+    std::size_t step = 0;
+
+    auto report = [&](std::size_t epoch, clock::time_point start) {  // [5]
+      auto all = mean.eigen();
+      std::size_t at = 0;
+      for (auto& l : model)
+        for (float x : l.p) all[static_cast<Eigen::Index>(at++)] = x;
+      double bytes = 0, full = 0;
+      for (std::size_t k = 0; k < 2; ++k) {
+        bytes += static_cast<double>(grads[k].stats().bytes_sent + params[k].stats().bytes_sent);
+        full += grads[k].stats().full_share() / 2;
+      }
+      all[static_cast<Eigen::Index>(total)] = bytes;
+      all[static_cast<Eigen::Index>(total + 1)] = full;
+      mean.scatter();
+      mean.gather();
+      seconds += std::chrono::duration<double>(clock::now() - start).count();
+      if (rank == 0) {
+        net avg = model;
+        at = 0;
+        for (auto& l : avg)
+          for (float& x : l.p) x = static_cast<float>(all[static_cast<Eigen::Index>(at++)]);
+        // The training loss over the first 10000 samples: a full pass would
+        // cost a third of an epoch.
+        const double loss = evaluate(avg, train, 10000).first,
+                     accuracy = evaluate(avg, test, test.x.rows()).second;
+        last = {epoch,
+                seconds,
+                loss,
+                accuracy,
+                all[static_cast<Eigen::Index>(total)] * static_cast<double>(ranks),
+                all[static_cast<Eigen::Index>(total + 1)]};
+        out.add(last);
+      }
+      mean.barrier();
+    };
+
+    report(0, clock::now());
+    std::vector<std::size_t> batch(s.cb_size);
+    std::vector<int> yb(s.cb_size);
+    for (std::size_t epoch = 1; epoch <= s.epochs; ++epoch) {
+      const auto start = clock::now();
+      dml::data::shuffle(mine, s.seed + 1000003 * epoch + rank);
+      const float lr = s.lr / std::sqrt(static_cast<float>(epoch));
+      for (std::size_t k = 0; k < steps; ++k) {
+        std::copy_n(mine.begin() + static_cast<std::ptrdiff_t>(k * s.cb_size), s.cb_size, batch.begin());
+        for (std::size_t i = 0; i < batch.size(); ++i) yb[i] = train.y[batch[i]];
+        const trainer::matrix xb = train.x(batch, Eigen::all);
+        gradient(model, xb, yb, grad);
+        for (std::size_t l = 0; l < 2; ++l) {  // [4] exchange gradients, step
+          std::copy(grad[l].p.begin(), grad[l].p.end(), grads[l].span().begin());
+          grads[l].scatter();
+          grads[l].gather();
+          auto& p = model[l].p;
+          const auto g = grads[l].span();
+          for (std::size_t j = 0; j < p.size(); ++j) p[j] -= lr * g[j];
+        }
+        if (++step % average_every == 0) {
+          for (std::size_t l = 0; l < 2; ++l) {  // [4] average the models
+            std::copy(model[l].p.begin(), model[l].p.end(), params[l].span().begin());
+            params[l].scatter();
+            params[l].gather();
+            std::copy(params[l].span().begin(), params[l].span().end(), model[l].p.begin());
+          }
+        }
+      }
+      report(epoch, start);
+    }
+  });
+  return last;
+}
+
+constexpr const char* help_head = R"(usage: dml-mlp [options]
+Trains a 784-256-10 network (ReLU, softmax) on Fashion-MNIST by minibatch SGD,
+data parallel over in-process ranks: gradients are averaged after every
+--cb-size examples per rank (the minibatch), whole models every
+--average-every steps.
+  --average-every N      steps between model averages, default 8
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  settings s;
+  s.epochs = 5;
+  s.cb_size = 32;
+  s.lr = 0.1f;
+  std::size_t average_every = 8;
+  try {
+    for (int i = 1; i < argc; ++i)
+      if (std::string_view(argv[i]) == "--help")
+        return std::printf("%s%s", help_head, trainer::common_help) < 0 ? 1 : 0;
+    s = trainer::parse(argc, argv, s, {{"--average-every"}, [&](std::string_view name, std::string_view v) {
+                                         average_every = trainer::parse_number<std::size_t>(name, v);
+                                       }});
+    if (!s.data.empty()) throw trainer::usage_error("dml-mlp trains on Fashion-MNIST only (no --data)");
+  } catch (const trainer::usage_error& e) {
+    std::fprintf(stderr, "dml-mlp: %s (see --help)\n", e.what());
+    return 2;
+  }
+  try {
+    const auto [train_set, test_set] = trainer::load(s);
+    if (static_cast<std::size_t>(train_set.x.rows()) / s.ranks < s.cb_size)
+      throw trainer::usage_error(std::to_string(train_set.x.rows()) + " training samples are too few for " +
+                                 std::to_string(s.ranks) + " ranks with --cb-size " +
+                                 std::to_string(s.cb_size));
+    std::printf(
+        "dml-mlp: %zu ranks, topology %s, consistency %s, cb-size %zu, average every %zu steps, lr %g, "
+        "%zu training / %zu test samples\n",
+        s.ranks, s.topology.c_str(), s.consistency.c_str(), s.cb_size, average_every,
+        static_cast<double>(s.lr), static_cast<std::size_t>(train_set.x.rows()),
+        static_cast<std::size_t>(test_set.x.rows()));
+    trainer::progress out(s.csv, "accuracy");
+    const trainer::row r = trainer::with_policies(s, [&](auto topology, auto consistency) {
+      return train<decltype(topology), decltype(consistency)>(s, average_every, train_set, test_set, out);
+    });
+    std::printf("final: accuracy=%.4f loss=%.5f seconds=%.3f bytes=%.0f epochs=%zu\n", r.quality, r.loss,
+                r.seconds, r.bytes, s.epochs);
+  } catch (const trainer::usage_error& e) {
+    std::fprintf(stderr, "dml-mlp: %s (see --help)\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dml-mlp: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: BSL-1.0
+/// @file
+/// Sharding samples by member, and seeded shuffles. Every sample index in
+/// [0, n) belongs to exactly one of the `members` shards, so the members of a
+/// data-parallel job together use every sample once per epoch.
+#pragma once
+
+#include <dml/error.hpp>
+#include <dml/version.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+DML_BEGIN_NAMESPACE
+namespace data {
+
+/// How a shard picks its samples out of [0, n).
+enum class shard_layout {
+  strided,    ///< member m takes m, m + M, m + 2M, ...: needs no sample count in advance
+  contiguous  ///< member m takes one block; the first n % M members get one sample more
+};
+
+/// This member's share of a data set: member `member` of `members`.
+struct shard {
+  std::size_t member = 0;
+  std::size_t members = 1;
+  shard_layout layout = shard_layout::strided;
+
+  /// Throws config_error unless member < members.
+  void validate() const {
+    if (members == 0 || member >= members)
+      throw config_error("dml::data::shard: member " + std::to_string(member) + " of " +
+                         std::to_string(members) + " does not exist");
+  }
+
+  /// [first, last) for the contiguous layout over n samples.
+  [[nodiscard]] std::pair<std::size_t, std::size_t> block(std::size_t n) const noexcept {
+    const std::size_t base = n / members, extra = n % members;
+    const std::size_t first = member * base + (member < extra ? member : extra);
+    return {first, first + base + (member < extra ? 1 : 0)};
+  }
+
+  /// Whether sample i of n belongs to this shard.
+  [[nodiscard]] bool contains(std::size_t i, std::size_t n) const noexcept {
+    if (layout == shard_layout::strided) return i % members == member;
+    const auto [first, last] = block(n);
+    return i >= first && i < last;
+  }
+
+  /// How many of n samples this shard holds.
+  [[nodiscard]] std::size_t size(std::size_t n) const noexcept {
+    if (layout == shard_layout::contiguous) {
+      const auto [first, last] = block(n);
+      return last - first;
+    }
+    return n / members + (member < n % members ? 1 : 0);
+  }
+
+  /// The sample indices of this shard, ascending.
+  [[nodiscard]] std::vector<std::size_t> indices(std::size_t n) const {
+    validate();
+    std::vector<std::size_t> out;
+    out.reserve(size(n));
+    if (layout == shard_layout::contiguous) {
+      const auto [first, last] = block(n);
+      for (std::size_t i = first; i < last; ++i) out.push_back(i);
+    } else {
+      for (std::size_t i = member; i < n; i += members) out.push_back(i);
+    }
+    return out;
+  }
+};
+
+/// A uniform integer in [0, bound) from a 64-bit generator, by rejection:
+/// the same on every platform (std::uniform_int_distribution is not).
+template <class Generator>
+std::uint64_t uniform_below(Generator& g, std::uint64_t bound) {
+  const std::uint64_t limit = ~std::uint64_t{0} - (~std::uint64_t{0} % bound);
+  std::uint64_t x;
+  do x = static_cast<std::uint64_t>(g());
+  while (x >= limit);
+  return x % bound;
+}
+
+/// A small, fast, portable 64-bit generator (SplitMix64) so that a seed
+/// gives the same shuffle everywhere.
+class splitmix64 {
+ public:
+  using result_type = std::uint64_t;
+  explicit splitmix64(std::uint64_t seed) noexcept : state_(seed) {}
+  static constexpr result_type min() noexcept { return 0; }
+  static constexpr result_type max() noexcept { return ~result_type{0}; }
+  result_type operator()() noexcept {
+    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+
+ private:
+  std::uint64_t state_;
+};
+
+/// Shuffles `items` in place (Fisher-Yates); the same seed gives the same
+/// order on every platform and standard library.
+template <class T>
+void shuffle(std::vector<T>& items, std::uint64_t seed) {
+  splitmix64 g(seed);
+  for (std::size_t i = items.size(); i > 1; --i) std::swap(items[i - 1], items[uniform_below(g, i)]);
+}
+
+/// A permutation of [0, n) determined by seed.
+[[nodiscard]] inline std::vector<std::size_t> permutation(std::size_t n, std::uint64_t seed) {
+  std::vector<std::size_t> p(n);
+  std::iota(p.begin(), p.end(), std::size_t{0});
+  shuffle(p, seed);
+  return p;
+}
+
+}  // namespace data
+DML_END_NAMESPACE

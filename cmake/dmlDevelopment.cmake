@@ -50,6 +50,7 @@ endfunction()
 # dml_add_compile_fail_test(<name> SOURCE <file> REGEX <regex> [LIBRARIES ...])
 # The source must NOT compile, and the compiler's message must match REGEX:
 # this is how the library's static_assert diagnostics are proven.
+# Tests labelled build_only check compilation alone; sanitizer runs skip them.
 function(dml_add_compile_fail_test name)
   cmake_parse_arguments(arg "" "SOURCE;REGEX" "LIBRARIES" ${ARGN})
   add_library(compile_fail_${name} OBJECT EXCLUDE_FROM_ALL ${arg_SOURCE})
@@ -57,7 +58,7 @@ function(dml_add_compile_fail_test name)
   add_test(NAME "compile_fail: ${name}"
            COMMAND ${CMAKE_COMMAND} --build "${PROJECT_BINARY_DIR}" --target compile_fail_${name})
   set_tests_properties("compile_fail: ${name}" PROPERTIES PASS_REGULAR_EXPRESSION "${arg_REGEX}"
-                                                          LABELS compile_fail)
+                                                          LABELS "compile_fail;build_only")
 endfunction()
 
 # dml_add_header_check(): one translation unit per public header, each
@@ -94,4 +95,5 @@ function(dml_add_header_check)
   target_link_libraries(dml_header_check PRIVATE dml_dev ${libs})
   add_test(NAME "header_check: every public header compiles alone"
            COMMAND ${CMAKE_COMMAND} --build "${PROJECT_BINARY_DIR}" --target dml_header_check)
+  set_tests_properties("header_check: every public header compiles alone" PROPERTIES LABELS build_only)
 endfunction()

@@ -18,6 +18,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -309,17 +310,23 @@ class context {
     }
     const auto deadline = std::chrono::steady_clock::now() + w.opts.wait_limit;
     while (w.generation == gen) {
+      // A failed member is the root cause even when others returned after
+      // noticing it, so failures are reported before early returns.
+      std::optional<member_id> returned;
       for (member_id m = 0; m < w.size; ++m) {
         if (w.arrived[m]) continue;
         const auto s = w.states[m].load(std::memory_order_acquire);
-        if (s != detail::state::running) {
+        if (s == detail::state::finished && !returned) returned = m;
+        if (s == detail::state::stopped || s == detail::state::failed) {
           w.arrived[rank_] = false;  // withdraw, so the rendezvous stays consistent
-          if (s == detail::state::finished)
-            throw config_error("dml: member " + std::to_string(rank_) + " waits in " + what + " for member " +
-                               std::to_string(m) + ", which returned from its function without entering it");
           throw peer_failure(m, "dml: member " + std::to_string(rank_) + " waited in " + what + " for member " +
                                     std::to_string(m) + ", which " + detail::describe(s));
         }
+      }
+      if (returned) {
+        w.arrived[rank_] = false;
+        throw config_error("dml: member " + std::to_string(rank_) + " waits in " + what + " for member " +
+                           std::to_string(*returned) + ", which returned from its function without entering it");
       }
       if (w.killed[rank_].load(std::memory_order_acquire)) {
         w.arrived[rank_] = false;

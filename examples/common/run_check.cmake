@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: BSL-1.0
 # Runs one trainer for ctest: exact exit code, stdout and stderr matched
 # separately (ctest's PASS_REGULAR_EXPRESSION ignores the exit code, so a
-# sanitizer report at exit would pass), and with CHECK_LOSS the final loss
-# must be below the untrained model's (the 'epoch 0' line).
+# sanitizer report at exit would pass), and with CHECK_LOSS or MAX_LOSS the
+# final loss must be below the untrained model's (the 'epoch 0' line, whose
+# loss column is named LOSS_NAME, default "loss") and below MAX_LOSS if given.
 #   cmake -DTOOL=<exe> -DARGS=<a|b|c> -DEXPECT_EXIT=<n> [-DSTDOUT_REGEX=] [-DSTDERR_REGEX=]
-#         [-DCHECK_LOSS=1] -P run_check.cmake
+#         [-DCHECK_LOSS=1] [-DLOSS_NAME=mse] [-DMAX_LOSS=<x>] -P run_check.cmake
 string(REPLACE "|" ";" args "${ARGS}")
 execute_process(COMMAND "${TOOL}" ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("exit code: ${rc}\n--- stdout ---\n${out}--- stderr ---\n${err}--------------")
@@ -22,9 +23,12 @@ endif()
 if(NOT STDERR_REGEX STREQUAL "" AND NOT err MATCHES "${STDERR_REGEX}")
   message(FATAL_ERROR "stderr does not match: ${STDERR_REGEX}")
 endif()
-if(CHECK_LOSS)
-  if(NOT out MATCHES "epoch +0 [^\n]* loss ([0-9.]+)")
-    message(FATAL_ERROR "no 'epoch 0' line with the untrained model's loss")
+if(CHECK_LOSS OR NOT "${MAX_LOSS}" STREQUAL "")
+  if("${LOSS_NAME}" STREQUAL "")
+    set(LOSS_NAME loss)
+  endif()
+  if(NOT out MATCHES "epoch +0 [^\n]* ${LOSS_NAME} +([0-9.]+)")
+    message(FATAL_ERROR "no 'epoch 0' line with the untrained model's ${LOSS_NAME}")
   endif()
   set(initial "${CMAKE_MATCH_1}")
   if(NOT out MATCHES "\nfinal: [^\n]*loss=([0-9.]+) ")
@@ -33,5 +37,8 @@ if(CHECK_LOSS)
   set(final "${CMAKE_MATCH_1}")
   if(NOT final LESS initial)  # if(LESS) compares as real numbers
     message(FATAL_ERROR "the loss went from ${initial} to ${final}; expected a decrease")
+  endif()
+  if(NOT "${MAX_LOSS}" STREQUAL "" AND NOT final LESS MAX_LOSS)
+    message(FATAL_ERROR "the final loss ${final} is not below ${MAX_LOSS}")
   endif()
 endif()

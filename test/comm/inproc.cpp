@@ -8,8 +8,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace inproc = dml::comm::inproc;

@@ -77,7 +77,9 @@ struct footer_dropping {
     void order(dml::member_id m) { inner.order(m); }
     void flush(dml::member_id m) { inner.flush(m); }
     void flush_all() { inner.flush_all(); }
-    std::uint64_t fetch_add(dml::member_id m, std::size_t w, std::uint64_t v) { return inner.fetch_add(m, w, v); }
+    std::uint64_t fetch_add(dml::member_id m, std::size_t w, std::uint64_t v) {
+      return inner.fetch_add(m, w, v);
+    }
     [[nodiscard]] std::uint64_t load(std::size_t w) const { return inner.load(w); }
     [[nodiscard]] std::uint64_t load_control(std::size_t w) const { return inner.load_control(w); }
     void read(std::size_t w, std::span<std::byte> out) const { inner.read(w, out); }

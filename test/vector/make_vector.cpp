@@ -10,8 +10,8 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
-#include <thread>
 #include <string>
+#include <thread>
 #include <type_traits>
 
 namespace inproc = dml::comm::inproc;
@@ -24,10 +24,12 @@ using made = decltype(dml::make_vector<float>(std::declval<ctx&>(), 1, std::decl
 
 // Any order gives the same type; missing slots get the defaults of fwd.hpp.
 static_assert(std::is_same_v<made<>, dml::dist_vector<float, ctx>>);
-static_assert(std::is_same_v<made<>, dml::dist_vector<float, ctx, dml::dense, topo::all, cons::bsp, dml::gather::average>>);
+static_assert(std::is_same_v<
+              made<>, dml::dist_vector<float, ctx, dml::dense, topo::all, cons::bsp, dml::gather::average>>);
 static_assert(std::is_same_v<made<topo::halton, cons::ssp<2>>, made<cons::ssp<2>, topo::halton>>);
-static_assert(std::is_same_v<made<dml::gather::sum, dml::sparse, topo::ring, cons::asp>,
-                             dml::dist_vector<float, ctx, dml::sparse, topo::ring, cons::asp, dml::gather::sum>>);
+static_assert(
+    std::is_same_v<made<dml::gather::sum, dml::sparse, topo::ring, cons::asp>,
+                   dml::dist_vector<float, ctx, dml::sparse, topo::ring, cons::asp, dml::gather::sum>>);
 static_assert(std::is_same_v<made<dml::gather::max, topo::star>, made<topo::star, dml::gather::max>>);
 
 namespace {
@@ -69,7 +71,8 @@ TEST_CASE("an untagged callable fills the gather slot") {
 }
 
 TEST_CASE("members that disagree on the length all get config_error") {
-  const auto [n, msg] = all_reject(4, [](ctx& c) { auto v = dml::make_vector<float>(c, c.rank() == 2 ? 9 : 8); });
+  const auto [n, msg] =
+      all_reject(4, [](ctx& c) { auto v = dml::make_vector<float>(c, c.rank() == 2 ? 9 : 8); });
   REQUIRE(n == 4);
   REQUIRE(msg.find("disagree") != std::string::npos);
   REQUIRE(msg.find("length=9") != std::string::npos);
@@ -77,20 +80,26 @@ TEST_CASE("members that disagree on the length all get config_error") {
 
 TEST_CASE("members that disagree on a policy or element type all get config_error") {
   auto [n1, m1] = all_reject(3, [](ctx& c) {
-    if (c.rank() == 1) auto v = dml::make_vector<float>(c, 8, topo::ring{});
-    else auto v = dml::make_vector<float>(c, 8, topo::halton{});
+    if (c.rank() == 1)
+      auto v = dml::make_vector<float>(c, 8, topo::ring{});
+    else
+      auto v = dml::make_vector<float>(c, 8, topo::halton{});
   });
   REQUIRE(n1 == 3);
   REQUIRE(m1.find("topology=") != std::string::npos);
   auto [n2, m2] = all_reject(3, [](ctx& c) {
-    if (c.rank() == 0) auto v = dml::make_vector<double>(c, 8);
-    else auto v = dml::make_vector<float>(c, 8);
+    if (c.rank() == 0)
+      auto v = dml::make_vector<double>(c, 8);
+    else
+      auto v = dml::make_vector<float>(c, 8);
   });
   REQUIRE(n2 == 3);
   REQUIRE(m2.find("element=double") != std::string::npos);
   auto [n3, m3] = all_reject(2, [](ctx& c) {
-    if (c.rank() == 0) auto v = dml::make_vector<float>(c, 8, cons::ssp<1>{});
-    else auto v = dml::make_vector<float>(c, 8, cons::ssp<2>{});
+    if (c.rank() == 0)
+      auto v = dml::make_vector<float>(c, 8, cons::ssp<1>{});
+    else
+      auto v = dml::make_vector<float>(c, 8, cons::ssp<2>{});
   });
   REQUIRE(n3 == 2);
   REQUIRE(m3.find("ssp<1>") != std::string::npos);
@@ -101,7 +110,8 @@ TEST_CASE("bad sizes are config_error on every member") {
   REQUIRE(n0 == 3);
   REQUIRE(m0.find("length 0") != std::string::npos);
   // Only one member asks for something impossible: the others learn it too.
-  auto [n1, m1] = all_reject(3, [](ctx& c) { auto v = dml::make_vector<float>(c, 8, dml::sparse{c.rank() == 1 ? 0u : 4u}); });
+  auto [n1, m1] = all_reject(
+      3, [](ctx& c) { auto v = dml::make_vector<float>(c, 8, dml::sparse{c.rank() == 1 ? 0u : 4u}); });
   REQUIRE(n1 == 3);
   REQUIRE(m1.find("member 1 rejected") != std::string::npos);
   REQUIRE(m1.find("capacity 0") != std::string::npos);
@@ -141,7 +151,8 @@ TEST_CASE("sparse: only nonzeros travel; missing elements count as zero for aver
     // member 0 holds {1: 4.0}, member 1 holds {2: 6.0, 5: 2.0}
     auto set = [&](auto& v) {
       std::fill(v.span().begin(), v.span().end(), 0.0);
-      if (c.rank() == 0) v.span()[1] = 4.0;
+      if (c.rank() == 0)
+        v.span()[1] = 4.0;
       else {
         v.span()[2] = 6.0;
         v.span()[5] = 2.0;

@@ -55,15 +55,15 @@ template <class S>
 concept segment = requires(S& s, const S& cs, member_id m, std::size_t w, std::uint64_t v,
                            std::span<const std::byte> in, std::span<std::byte> out) {
   { cs.words(m) } -> std::convertible_to<std::size_t>;
-  { s.put(m, w, in) };
-  { s.order(m) };
-  { s.flush(m) };
-  { s.flush_all() };
+  {s.put(m, w, in)};
+  {s.order(m)};
+  {s.flush(m)};
+  {s.flush_all()};
   { s.fetch_add(m, w, v) } -> std::same_as<std::uint64_t>;
   { s.load(w) } -> std::same_as<std::uint64_t>;
   { s.load_control(w) } -> std::same_as<std::uint64_t>;
-  { s.read(w, out) };
-  { s.sync() };
+  {s.read(w, out)};
+  {s.sync()};
 };
 
 /// A transport context: one per member. Opt in with
@@ -80,18 +80,17 @@ concept segment = requires(S& s, const S& cs, member_id m, std::size_t w, std::u
 /// - `create_segment(data_words, control_words)`: collective; sizes may
 ///   differ between members.
 template <class C>
-concept transport =
-    detail::fills_slot_v<C, slot::transport> && segment<typename C::segment_type> &&
+concept transport = detail::fills_slot_v<C, slot::transport> && segment<typename C::segment_type> &&
     requires(C& c, const C& cc, member_id m, std::size_t n, std::span<const std::byte> rec) {
-      { cc.rank() } -> std::convertible_to<member_id>;
-      { cc.size() } -> std::convertible_to<std::size_t>;
-      { cc.view() } -> std::convertible_to<membership_view>;
-      { cc.alive(m) } -> std::same_as<bool>;
-      { cc.wait_limit() } -> std::convertible_to<std::chrono::steady_clock::duration>;
-      { c.barrier() };
-      { c.exchange(rec) } -> std::same_as<std::vector<std::vector<std::byte>>>;
-      { c.create_segment(n, n) } -> std::same_as<typename C::segment_type>;
-    };
+  { cc.rank() } -> std::convertible_to<member_id>;
+  { cc.size() } -> std::convertible_to<std::size_t>;
+  { cc.view() } -> std::convertible_to<membership_view>;
+  { cc.alive(m) } -> std::same_as<bool>;
+  { cc.wait_limit() } -> std::convertible_to<std::chrono::steady_clock::duration>;
+  {c.barrier()};
+  { c.exchange(rec) } -> std::same_as<std::vector<std::vector<std::byte>>>;
+  { c.create_segment(n, n) } -> std::same_as<typename C::segment_type>;
+};
 
 }  // namespace comm
 DML_END_NAMESPACE

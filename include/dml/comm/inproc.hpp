@@ -49,7 +49,9 @@ struct options {
 /// `context::kill()`; `run` treats it as that rank's end, not as an error.
 class stopped : public std::exception {
  public:
-  [[nodiscard]] const char* what() const noexcept override { return "dml::comm::inproc: this member was stopped"; }
+  [[nodiscard]] const char* what() const noexcept override {
+    return "dml::comm::inproc: this member was stopped";
+  }
 };
 
 namespace detail {
@@ -58,10 +60,14 @@ enum class state : int { running, finished, stopped, failed };
 
 inline const char* describe(state s) {
   switch (s) {
-    case state::running: return "running";
-    case state::finished: return "returned from its function";
-    case state::stopped: return "stopped";
-    case state::failed: return "threw an exception";
+    case state::running:
+      return "running";
+    case state::finished:
+      return "returned from its function";
+    case state::stopped:
+      return "stopped";
+    case state::failed:
+      return "threw an exception";
   }
   return "?";
 }
@@ -286,8 +292,8 @@ class context {
   void require_alive(member_id m, const char* waiting_for) const {
     const auto s = world_->states[m].load(std::memory_order_acquire);
     if (s == detail::state::stopped || s == detail::state::failed)
-      throw peer_failure(m, "dml: member " + std::to_string(rank_) + " waited for member " + std::to_string(m) +
-                                " (" + waiting_for + "), which " + detail::describe(s));
+      throw peer_failure(m, "dml: member " + std::to_string(rank_) + " waited for member " +
+                                std::to_string(m) + " (" + waiting_for + "), which " + detail::describe(s));
   }
 
  private:
@@ -319,14 +325,15 @@ class context {
         if (s == detail::state::finished && !returned) returned = m;
         if (s == detail::state::stopped || s == detail::state::failed) {
           w.arrived[rank_] = false;  // withdraw, so the rendezvous stays consistent
-          throw peer_failure(m, "dml: member " + std::to_string(rank_) + " waited in " + what + " for member " +
-                                    std::to_string(m) + ", which " + detail::describe(s));
+          throw peer_failure(m, "dml: member " + std::to_string(rank_) + " waited in " + what +
+                                    " for member " + std::to_string(m) + ", which " + detail::describe(s));
         }
       }
       if (returned) {
         w.arrived[rank_] = false;
         throw config_error("dml: member " + std::to_string(rank_) + " waits in " + what + " for member " +
-                           std::to_string(*returned) + ", which returned from its function without entering it");
+                           std::to_string(*returned) +
+                           ", which returned from its function without entering it");
       }
       if (w.killed[rank_].load(std::memory_order_acquire)) {
         w.arrived[rank_] = false;
@@ -365,8 +372,9 @@ inline std::uint64_t segment::fetch_add(member_id target, std::size_t control_wo
   ctx_->require_alive(target, "remote atomic");
   auto& control = parts_.at(target)->control;
   if (control_word >= control.size())
-    throw comm_error("dml::comm::inproc: control word " + std::to_string(control_word) + " is outside member " +
-                     std::to_string(target) + "'s " + std::to_string(control.size()) + " control words");
+    throw comm_error("dml::comm::inproc: control word " + std::to_string(control_word) +
+                     " is outside member " + std::to_string(target) + "'s " + std::to_string(control.size()) +
+                     " control words");
   return std::atomic_ref<std::uint64_t>(control[control_word]).fetch_add(value, std::memory_order_acq_rel);
 }
 

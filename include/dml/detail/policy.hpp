@@ -14,7 +14,7 @@ struct slot_of {
   using type = void;
 };
 template <class P>
-  requires requires { typename P::policy_slot; }
+requires requires { typename P::policy_slot; }
 struct slot_of<P> {
   using type = typename P::policy_slot;
 };

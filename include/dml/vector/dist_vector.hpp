@@ -44,20 +44,30 @@ struct priority<0> {};
 
 template <class T>
 std::string element_name() {
-  if constexpr (std::is_same_v<T, float>) return "float";
-  else if constexpr (std::is_same_v<T, double>) return "double";
-  else if constexpr (std::is_same_v<T, std::int32_t>) return "int32";
-  else if constexpr (std::is_same_v<T, std::int64_t>) return "int64";
-  else if constexpr (std::is_same_v<T, std::uint32_t>) return "uint32";
-  else if constexpr (std::is_same_v<T, std::uint64_t>) return "uint64";
-  else return std::string(typeid(T).name()) + "/" + std::to_string(sizeof(T));
+  if constexpr (std::is_same_v<T, float>)
+    return "float";
+  else if constexpr (std::is_same_v<T, double>)
+    return "double";
+  else if constexpr (std::is_same_v<T, std::int32_t>)
+    return "int32";
+  else if constexpr (std::is_same_v<T, std::int64_t>)
+    return "int64";
+  else if constexpr (std::is_same_v<T, std::uint32_t>)
+    return "uint32";
+  else if constexpr (std::is_same_v<T, std::uint64_t>)
+    return "uint64";
+  else
+    return std::string(typeid(T).name()) + "/" + std::to_string(sizeof(T));
 }
 
 template <class P>
 std::string policy_name(const P& p) {
-  if constexpr (requires { p.describe(); }) return std::string(p.describe());
-  else if constexpr (requires { p.name(); }) return std::string(p.name());
-  else return std::string("user type ") + typeid(P).name();
+  if constexpr (requires { p.describe(); })
+    return std::string(p.describe());
+  else if constexpr (requires { p.name(); })
+    return std::string(p.name());
+  else
+    return std::string("user type ") + typeid(P).name();
 }
 
 inline std::uint64_t fnv1a(std::uint64_t h, std::uint64_t v) {
@@ -103,7 +113,8 @@ void xtensor_view(V&, detail::priority<0>) {
 /// @tparam Gather      a gather functor for T (see dml/vector/gather.hpp)
 template <class T, class Transport, class Repr, class Topology, class Consistency, class Gather>
 class dist_vector {
-  static_assert(std::is_arithmetic_v<T>, "dml::dist_vector<T, ...>: T must be an arithmetic type (float, double, ...)");
+  static_assert(std::is_arithmetic_v<T>,
+                "dml::dist_vector<T, ...>: T must be an arithmetic type (float, double, ...)");
   static_assert(comm::transport<Transport>,
                 "dml::dist_vector: the Transport slot needs a type modelling dml::comm::transport "
                 "(policy_slot = dml::slot::transport, rank(), size(), view(), barrier(), exchange(), "
@@ -324,10 +335,11 @@ class dist_vector {
     if (n_ == 0) throw config_error("dml::dist_vector: length 0 (a vector needs at least one element)");
     if constexpr (is_sparse) {
       if (repr_.capacity == 0)
-        throw config_error("dml::sparse: capacity 0 (give the most nonzeros a scatter may send, e.g. sparse{64})");
+        throw config_error(
+            "dml::sparse: capacity 0 (give the most nonzeros a scatter may send, e.g. sparse{64})");
       if (repr_.capacity > n_)
-        throw config_error("dml::sparse: capacity " + std::to_string(repr_.capacity) + " exceeds the length " +
-                           std::to_string(n_) + " (use dml::dense)");
+        throw config_error("dml::sparse: capacity " + std::to_string(repr_.capacity) +
+                           " exceeds the length " + std::to_string(n_) + " (use dml::dense)");
       if (n_ > std::size_t{0xffffffffu})
         throw config_error("dml::sparse: length " + std::to_string(n_) + " does not fit 32-bit indices");
     }
@@ -344,15 +356,18 @@ class dist_vector {
            ") consistency=" + detail::policy_name(cons_) + " gather=" + detail::policy_name(gather_);
   }
 
-  void check_agreement(const std::vector<std::vector<std::byte>>& all, const comm::membership_view& view) const {
+  void check_agreement(const std::vector<std::vector<std::byte>>& all,
+                       const comm::membership_view& view) const {
     std::vector<std::string> recs;
     recs.reserve(all.size());
     for (const auto& r : all) recs.emplace_back(reinterpret_cast<const char*>(r.data()), r.size());
-    auto id = [&](std::size_t i) { return i < view.live.size() && all.size() == view.live.size() ? view.live[i] : i; };
+    auto id = [&](std::size_t i) {
+      return i < view.live.size() && all.size() == view.live.size() ? view.live[i] : i;
+    };
     for (std::size_t i = 0; i < recs.size(); ++i) {
       if (!recs[i].empty() && recs[i][0] == '!')
-        throw config_error("dml::make_vector: member " + std::to_string(id(i)) + " rejected the vector: " +
-                           recs[i].substr(1));
+        throw config_error("dml::make_vector: member " + std::to_string(id(i)) +
+                           " rejected the vector: " + recs[i].substr(1));
     }
     for (std::size_t i = 1; i < recs.size(); ++i) {
       if (recs[i] != recs[0])
@@ -368,8 +383,10 @@ class dist_vector {
   }
 
   [[nodiscard]] std::size_t repr_capacity() const {
-    if constexpr (is_sparse) return repr_.capacity;
-    else return n_;
+    if constexpr (is_sparse)
+      return repr_.capacity;
+    else
+      return n_;
   }
   [[nodiscard]] std::size_t index_words() const {
     return is_sparse ? detail::words_for(repr_capacity() * sizeof(std::uint32_t)) : 0;
@@ -384,8 +401,9 @@ class dist_vector {
       std::size_t nnz = 0;
       for (const T& x : local_) nnz += x != T{} ? 1 : 0;
       if (nnz > repr_.capacity)
-        throw config_error("dml::sparse: scatter of " + std::to_string(nnz) + " nonzeros exceeds the capacity " +
-                           std::to_string(repr_.capacity) + " (nothing was sent)");
+        throw config_error("dml::sparse: scatter of " + std::to_string(nnz) +
+                           " nonzeros exceeds the capacity " + std::to_string(repr_.capacity) +
+                           " (nothing was sent)");
       auto* idx = reinterpret_cast<std::byte*>(send_words_.data());
       auto* val = idx + 8 * index_words();
       std::size_t k = 0;
@@ -549,8 +567,10 @@ class dist_vector {
         }
         return !any_recent;  // nothing recent enough at all: skip this neighbour
       });
-      if (have) add_input(q, in_len_);
-      else if (newest_complete(q) != 0) ++stats_.stale_skipped;
+      if (have)
+        add_input(q, in_len_);
+      else if (newest_complete(q) != 0)
+        ++stats_.stale_skipped;
     }
     apply();
   }
@@ -577,8 +597,10 @@ class dist_vector {
           break;
         }
       }
-      if (have) add_input(q, in_len_);
-      else if (stale) ++stats_.stale_skipped;
+      if (have)
+        add_input(q, in_len_);
+      else if (stale)
+        ++stats_.stale_skipped;
     }
     apply();
   }

@@ -27,8 +27,8 @@ namespace gather {
 template <class T>
 struct input {
   member_id sender = 0;
-  std::uint64_t clock = 0;              ///< the sender's clock when it scattered this update
-  std::span<const T> values;            ///< dense: every element; sparse: one per index
+  std::uint64_t clock = 0;                 ///< the sender's clock when it scattered this update
+  std::span<const T> values;               ///< dense: every element; sparse: one per index
   std::span<const std::uint32_t> indices;  ///< the elements' indices (sparse only)
   bool sparse_values = false;              ///< true when values pair up with indices
 
@@ -115,9 +115,11 @@ struct replace {
     for (std::size_t applied = 0; applied < inputs.size(); ++applied) {
       const input<T>* next = nullptr;
       for (const auto& in : inputs) {
-        const bool after_last = first || in.clock > last_clock || (in.clock == last_clock && in.sender < last_sender);
+        const bool after_last =
+            first || in.clock > last_clock || (in.clock == last_clock && in.sender < last_sender);
         if (!after_last) continue;
-        if (!next || in.clock < next->clock || (in.clock == next->clock && in.sender > next->sender)) next = &in;
+        if (!next || in.clock < next->clock || (in.clock == next->clock && in.sender > next->sender))
+          next = &in;
       }
       if (!next) break;
       next->for_each([&](std::size_t i, T v) { own[i] = v; });

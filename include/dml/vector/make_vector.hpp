@@ -29,9 +29,9 @@ namespace detail {
 // The slot a make_vector argument fills: its declared policy_slot, or the
 // gather slot for an untagged callable with the gather signature.
 template <class P, class T>
-using argument_slot_t =
-    std::conditional_t<!std::is_void_v<slot_of_t<P>>, slot_of_t<P>,
-                       std::conditional_t<gather::gather_functor<std::remove_cvref_t<P>, T>, slot::gather, void>>;
+using argument_slot_t = std::conditional_t<
+    !std::is_void_v<slot_of_t<P>>, slot_of_t<P>,
+    std::conditional_t<gather::gather_functor<std::remove_cvref_t<P>, T>, slot::gather, void>>;
 
 template <class P, class T>
 constexpr bool check_argument() {
@@ -39,12 +39,13 @@ constexpr bool check_argument() {
   static_assert(!std::is_same_v<S, slot::transport>,
                 "dml::make_vector: a transport was given as a policy; the transport is the first argument "
                 "(the comm context), not one of the policies");
-  static_assert(std::is_same_v<S, slot::representation> || std::is_same_v<S, slot::topology> ||
-                    std::is_same_v<S, slot::consistency> || std::is_same_v<S, slot::gather> ||
-                    std::is_same_v<S, slot::transport>,
-                "dml::make_vector: an argument is not a dml policy: it declares no policy_slot (representation, "
-                "topology, consistency or gather) and is not callable as a gather functor "
-                "f(std::span<T>, std::span<const dml::gather::input<T>>)");
+  static_assert(
+      std::is_same_v<S, slot::representation> || std::is_same_v<S, slot::topology> ||
+          std::is_same_v<S, slot::consistency> || std::is_same_v<S, slot::gather> ||
+          std::is_same_v<S, slot::transport>,
+      "dml::make_vector: an argument is not a dml policy: it declares no policy_slot (representation, "
+      "topology, consistency or gather) and is not callable as a gather functor "
+      "f(std::span<T>, std::span<const dml::gather::input<T>>)");
   return true;
 }
 
@@ -94,9 +95,9 @@ auto make_vector(Transport& comm, std::size_t n, Policies&&... policies) {
   auto topo = detail::pick<slot::topology, topology::all, T>(args);
   auto cons = detail::pick<slot::consistency, consistency::bsp, T>(args);
   auto gath = detail::pick<slot::gather, gather::average, T>(args);
-  using vector_type = dist_vector<T, Transport, std::remove_cvref_t<decltype(repr)>,
-                                  std::remove_cvref_t<decltype(topo)>, std::remove_cvref_t<decltype(cons)>,
-                                  std::remove_cvref_t<decltype(gath)>>;
+  using vector_type =
+      dist_vector<T, Transport, std::remove_cvref_t<decltype(repr)>, std::remove_cvref_t<decltype(topo)>,
+                  std::remove_cvref_t<decltype(cons)>, std::remove_cvref_t<decltype(gath)>>;
   return vector_type(comm, n, std::move(repr), std::move(topo), std::move(cons), std::move(gath));
 }
 

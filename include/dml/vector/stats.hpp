@@ -20,10 +20,10 @@ struct vector_stats {
   std::uint64_t bytes_received = 0;  ///< bytes of accepted updates read from own slots
   /// inputs_combined[k]: gathers that combined exactly k inputs.
   std::vector<std::uint64_t> inputs_combined;
-  std::uint64_t full_gathers = 0;    ///< gathers that combined every live in-neighbour
-  std::uint64_t torn_reads = 0;      ///< slot reads rejected because header and footer disagreed
-  std::uint64_t stale_skipped = 0;   ///< updates present but not combined (too old or already combined)
-  double wait_seconds = 0;           ///< time spent blocked in barriers and waits
+  std::uint64_t full_gathers = 0;   ///< gathers that combined every live in-neighbour
+  std::uint64_t torn_reads = 0;     ///< slot reads rejected because header and footer disagreed
+  std::uint64_t stale_skipped = 0;  ///< updates present but not combined (too old or already combined)
+  double wait_seconds = 0;          ///< time spent blocked in barriers and waits
 
   /// Share of gathers that combined every live in-neighbour (1 when none yet).
   [[nodiscard]] double full_share() const noexcept {

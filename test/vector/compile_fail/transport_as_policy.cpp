@@ -5,6 +5,4 @@
 struct my_transport {
   using policy_slot = dml::slot::transport;
 };
-void f(dml::comm::inproc::context& c) {
-  auto v = dml::make_vector<float>(c, 4, my_transport{});
-}
+void f(dml::comm::inproc::context& c) { auto v = dml::make_vector<float>(c, 4, my_transport{}); }

@@ -3,6 +3,4 @@
 #include <dml/dml.hpp>
 
 struct not_a_policy {};
-void f(dml::comm::inproc::context& c) {
-  auto v = dml::make_vector<float>(c, 4, not_a_policy{});
-}
+void f(dml::comm::inproc::context& c) { auto v = dml::make_vector<float>(c, 4, not_a_policy{}); }

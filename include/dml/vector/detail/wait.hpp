@@ -29,8 +29,9 @@ void wait_until(Comm& comm, member_id peer, const char* what, Ready&& ready, dou
     if constexpr (requires { comm.finished(peer); }) {
       if (comm.finished(peer)) {
         if (ready()) break;
-        throw config_error("dml: member " + std::to_string(comm.rank()) + " waits for " + what + " from member " +
-                           std::to_string(peer) + ", which returned from its function without sending it "
+        throw config_error("dml: member " + std::to_string(comm.rank()) + " waits for " + what +
+                           " from member " + std::to_string(peer) +
+                           ", which returned from its function without sending it "
                            "(members called scatter()/gather() a different number of times?)");
       }
     }
@@ -42,8 +43,10 @@ void wait_until(Comm& comm, member_id peer, const char* what, Ready&& ready, dou
                     " from member " + std::to_string(peer));
     // Spin briefly, then yield, then sleep: ranks may share few cores.
     if (spins >= 64) {
-      if (spins < 512) std::this_thread::yield();
-      else std::this_thread::sleep_for(std::chrono::microseconds(spins < 4096 ? 20 : 200));
+      if (spins < 512)
+        std::this_thread::yield();
+      else
+        std::this_thread::sleep_for(std::chrono::microseconds(spins < 4096 ? 20 : 200));
     }
     if (ready()) break;
   }

@@ -10,13 +10,11 @@
 #include <dml/vector/dist_vector.hpp>
 #include <dml/vector/gather.hpp>
 
-#include <boost/hana/at_key.hpp>
-#include <boost/hana/contains.hpp>
+#include <boost/hana/bool.hpp>
 #include <boost/hana/filter.hpp>
 #include <boost/hana/front.hpp>
 #include <boost/hana/length.hpp>
 #include <boost/hana/tuple.hpp>
-#include <boost/hana/type.hpp>
 
 #include <cstddef>
 #include <span>

@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -553,11 +554,12 @@ class dist_vector {
       bool have = false;
       wait_until(in[q], "an update recent enough", [&] {
         seg_.sync();
-        std::array<std::size_t, detail::slot_depth> order{0, 1};
-        if (complete_clock(q, 1) > complete_clock(q, 0)) std::swap(order[0], order[1]);
+        const std::array<std::uint64_t, detail::slot_depth> clocks{complete_clock(q, 0),
+                                                                   complete_clock(q, 1)};
+        const std::size_t newer = clocks[1] > clocks[0] ? 1 : 0;
         bool any_recent = false;
-        for (std::size_t d : order) {
-          const std::uint64_t c = complete_clock(q, d);
+        for (std::size_t d : {newer, 1 - newer}) {
+          const std::uint64_t c = clocks[d];
           if (c == 0 || c < min_clock) continue;
           any_recent = true;
           if (read_slot(q, d) == read_result::ok && in_clock_[q] >= min_clock) {
@@ -581,12 +583,13 @@ class dist_vector {
     seg_.sync();
     for (std::size_t q = 0; q < in.size(); ++q) {
       // Newest header first; a slot mid-write is read, found torn, counted.
-      std::array<std::size_t, detail::slot_depth> order{0, 1};
-      if (seg_.load(slot_base(q, 1)) > seg_.load(slot_base(q, 0))) std::swap(order[0], order[1]);
+      const std::array<std::uint64_t, detail::slot_depth> clocks{seg_.load(slot_base(q, 0)),
+                                                                 seg_.load(slot_base(q, 1))};
+      const std::size_t newer = clocks[1] > clocks[0] ? 1 : 0;
       bool have = false;
       bool stale = false;
-      for (std::size_t d : order) {
-        const std::uint64_t c = seg_.load(slot_base(q, d));
+      for (std::size_t d : {newer, 1 - newer}) {
+        const std::uint64_t c = clocks[d];
         if (c == 0) continue;
         if (c <= consumed_[q]) {
           stale = true;

@@ -4,7 +4,9 @@
 // every member holds exactly what the gather functor makes of its own vector
 // and the inputs the consistency policy promises. The expected value is
 // computed here independently of the library's functors, from the
-// topology's in-lists.
+// topology's in-lists. check_member is the body one member runs, on any
+// transport (test/mpi runs it with one MPI process per member); check_law
+// runs it on in-process members.
 #pragma once
 
 #include <dml/dml.hpp>
@@ -12,7 +14,6 @@
 #include "support/catch.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <string>
 #include <tuple>
@@ -35,10 +36,14 @@ double expected(dml::member_id me, std::span<const dml::member_id> in, int round
     sum += fill(j, round, i);
     mx = std::max(mx, fill(j, round, i));
   }
-  if constexpr (std::is_same_v<Gather, dml::gather::average>) return (own + sum) / (1 + k);
-  else if constexpr (std::is_same_v<Gather, dml::gather::average_received>) return in.empty() ? own : sum / k;
-  else if constexpr (std::is_same_v<Gather, dml::gather::sum>) return own + sum;
-  else if constexpr (std::is_same_v<Gather, dml::gather::max>) return mx;
+  if constexpr (std::is_same_v<Gather, dml::gather::average>)
+    return (own + sum) / (1 + k);
+  else if constexpr (std::is_same_v<Gather, dml::gather::average_received>)
+    return in.empty() ? own : sum / k;
+  else if constexpr (std::is_same_v<Gather, dml::gather::sum>)
+    return own + sum;
+  else if constexpr (std::is_same_v<Gather, dml::gather::max>)
+    return mx;
   else {  // replace: all inputs carry the same clock; the lowest sender wins the tie
     static_assert(std::is_same_v<Gather, dml::gather::replace>);
     return in.empty() ? own : fill(*std::min_element(in.begin(), in.end()), round, i);
@@ -46,65 +51,88 @@ double expected(dml::member_id me, std::span<const dml::member_id> in, int round
 }
 
 template <class C>
-constexpr bool is_exact = std::is_same_v<C, dml::consistency::bsp> || std::is_same_v<C, dml::consistency::notify_ack>;
+constexpr bool is_exact =
+    std::is_same_v<C, dml::consistency::bsp> || std::is_same_v<C, dml::consistency::notify_ack>;
 
-// Runs `rounds` rounds on n members and checks every element of every member
-// after every gather, plus the statistics that prove the inputs.
-template <class Cons, class Topo, class Gather, class Repr>
-void check_law(std::size_t n, int rounds = 3) {
-  static constexpr std::size_t length = 37;  // odd: exercises partial words
-  std::atomic<int> wrong{0};
-  std::atomic<int> not_full{0};
+// What one member found while checking the law.
+struct outcome {
+  int wrong = 0;     // rounds in which some element differed from the law
+  int not_full = 0;  // statistics that do not prove every input was combined
   std::string first_error;
-  std::atomic<bool> have_error{false};
-  dml::comm::inproc::run(n, [&](auto& comm) {
-    auto repr = [] {
-      if constexpr (std::is_same_v<Repr, dml::sparse>) return dml::sparse{length};
-      else return dml::dense{};
-    }();
-    auto v = dml::make_vector<double>(comm, length, Cons{}, Gather{}, Topo{}, repr);
-    const auto me = comm.rank();
-    const auto in = v.in_neighbours();
-    for (int round = 1; round <= rounds; ++round) {
-      for (std::size_t i = 0; i < length; ++i) v.span()[i] = fill(me, round, i);
-      v.scatter();
-      // Without a barrier ASP and SSP may legitimately combine older updates;
-      // the law for them is stated for a member whose neighbours all wrote.
-      if constexpr (!is_exact<Cons>) v.barrier();
-      v.gather();
-      for (std::size_t i = 0; i < length; ++i) {
-        const double want = expected<Gather>(me, in, round, i);
-        if (std::abs(v.span()[i] - want) > 1e-12 * std::max(1.0, std::abs(want))) {
-          if (!have_error.exchange(true))
-            first_error = "member " + std::to_string(me) + " round " + std::to_string(round) + " element " +
-                          std::to_string(i) + ": got " + std::to_string(v.span()[i]) + ", want " +
-                          std::to_string(want);
-          ++wrong;
-          break;
-        }
+};
+
+// The per-member body of the law, on any transport: `rounds` rounds of
+// scatter + gather, checking every element after every gather, plus the
+// statistics that prove the inputs. Collective: every member of `comm` runs
+// it with the same template arguments.
+template <class Cons, class Topo, class Gather, class Repr, class Comm>
+void check_member(Comm& comm, outcome& out, int rounds = 3) {
+  static constexpr std::size_t length = 37;  // odd: exercises partial words
+  auto repr = [] {
+    if constexpr (std::is_same_v<Repr, dml::sparse>)
+      return dml::sparse{length};
+    else
+      return dml::dense{};
+  }();
+  auto v = dml::make_vector<double>(comm, length, Cons{}, Gather{}, Topo{}, repr);
+  const auto me = comm.rank();
+  const auto in = v.in_neighbours();
+  for (int round = 1; round <= rounds; ++round) {
+    for (std::size_t i = 0; i < length; ++i) v.span()[i] = fill(me, round, i);
+    v.scatter();
+    // Without a barrier ASP and SSP may legitimately combine older updates;
+    // the law for them is stated for a member whose neighbours all wrote.
+    if constexpr (!is_exact<Cons>) v.barrier();
+    v.gather();
+    for (std::size_t i = 0; i < length; ++i) {
+      const double want = expected<Gather>(me, in, round, i);
+      if (std::abs(v.span()[i] - want) > 1e-12 * std::max(1.0, std::abs(want))) {
+        if (out.first_error.empty())
+          out.first_error = "member " + std::to_string(me) + " round " + std::to_string(round) + " element " +
+                            std::to_string(i) + ": got " + std::to_string(v.span()[i]) + ", want " +
+                            std::to_string(want);
+        ++out.wrong;
+        break;
       }
-      if constexpr (!is_exact<Cons>) v.barrier();  // nobody overwrites before all gathered
     }
-    const auto& s = v.stats();
-    if (s.full_gathers != static_cast<std::uint64_t>(rounds) || s.gathers != static_cast<std::uint64_t>(rounds) ||
-        s.inputs_combined.size() != in.size() + 1 || s.inputs_combined[in.size()] != static_cast<std::uint64_t>(rounds))
-      ++not_full;
-    const std::uint64_t per_update = 8 * 5 + (std::is_same_v<Repr, dml::sparse> ? 12 : 8) * length;
-    if (s.bytes_sent != rounds * v.out_neighbours().size() * per_update) ++not_full;
-    if (s.bytes_received != rounds * in.size() * per_update) ++not_full;
-  });
-  INFO(first_error);
-  REQUIRE(wrong.load() == 0);
-  REQUIRE(not_full.load() == 0);
+    if constexpr (!is_exact<Cons>) v.barrier();  // nobody overwrites before all gathered
+  }
+  const auto& s = v.stats();
+  if (s.full_gathers != static_cast<std::uint64_t>(rounds) ||
+      s.gathers != static_cast<std::uint64_t>(rounds) || s.inputs_combined.size() != in.size() + 1 ||
+      s.inputs_combined[in.size()] != static_cast<std::uint64_t>(rounds))
+    ++out.not_full;
+  const std::uint64_t per_update = 8 * 5 + (std::is_same_v<Repr, dml::sparse> ? 12 : 8) * length;
+  if (s.bytes_sent != rounds * v.out_neighbours().size() * per_update) ++out.not_full;
+  if (s.bytes_received != rounds * in.size() * per_update) ++out.not_full;
 }
 
-using topologies = std::tuple<dml::topology::all, dml::topology::halton, dml::topology::root_expander,
-                              dml::topology::ring>;
+// Runs the law on n in-process members (threads) and requires it held on
+// every one of them.
+template <class Cons, class Topo, class Gather, class Repr>
+void check_law(std::size_t n, int rounds = 3) {
+  std::vector<outcome> outs(n);  // one per member: no sharing between threads
+  dml::comm::inproc::run(
+      n, [&](auto& comm) { check_member<Cons, Topo, Gather, Repr>(comm, outs[comm.rank()], rounds); });
+  int wrong = 0, not_full = 0;
+  std::string first_error;
+  for (const auto& o : outs) {
+    wrong += o.wrong;
+    not_full += o.not_full;
+    if (first_error.empty()) first_error = o.first_error;
+  }
+  INFO(first_error);
+  REQUIRE(wrong == 0);
+  REQUIRE(not_full == 0);
+}
+
+using topologies =
+    std::tuple<dml::topology::all, dml::topology::halton, dml::topology::root_expander, dml::topology::ring>;
 using gathers = std::tuple<dml::gather::average, dml::gather::average_received, dml::gather::sum,
                            dml::gather::max, dml::gather::replace>;
 using representations = std::tuple<dml::dense, dml::sparse>;
 
-// The cartesian product topologies × gathers × representations as a tuple of
+// The cartesian product Topos x Gathers x Reprs as a tuple of
 // std::tuple<Topo, Gather, Repr>, for TEMPLATE_LIST_TEST_CASE.
 template <class... Ts>
 struct concat;
@@ -122,19 +150,21 @@ template <class Topo, class Gather, class... R>
 struct with_reprs<Topo, Gather, std::tuple<R...>> {
   using type = std::tuple<std::tuple<Topo, Gather, R>...>;
 };
-template <class Topo, class Gathers>
+template <class Topo, class Gathers, class Reprs>
 struct with_gathers;
-template <class Topo, class... G>
-struct with_gathers<Topo, std::tuple<G...>> {
-  using type = typename concat<std::tuple<>, typename with_reprs<Topo, G, representations>::type...>::type;
+template <class Topo, class... G, class Reprs>
+struct with_gathers<Topo, std::tuple<G...>, Reprs> {
+  using type = typename concat<std::tuple<>, typename with_reprs<Topo, G, Reprs>::type...>::type;
 };
-template <class Topos>
+template <class Topos, class Gathers, class Reprs>
 struct product;
-template <class... T>
-struct product<std::tuple<T...>> {
-  using type = typename concat<std::tuple<>, typename with_gathers<T, gathers>::type...>::type;
+template <class... T, class Gathers, class Reprs>
+struct product<std::tuple<T...>, Gathers, Reprs> {
+  using type = typename concat<std::tuple<>, typename with_gathers<T, Gathers, Reprs>::type...>::type;
 };
-using combinations = typename product<topologies>::type;
+template <class Topos, class Gathers, class Reprs>
+using product_t = typename product<Topos, Gathers, Reprs>::type;
+using combinations = product_t<topologies, gathers, representations>;
 static_assert(std::tuple_size_v<combinations> == 40);
 
 // The law for one combination at every group size of the suite.

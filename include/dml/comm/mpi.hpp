@@ -1,0 +1,610 @@
+// SPDX-License-Identifier: BSL-1.0
+/// @file
+/// The two-sided MPI transport: the segment seam implemented with Boost.MPI
+/// messages. Useful where MPI one-sided communication is broken or slow, and
+/// the baseline the one-sided transport (dml/comm/mpi_rma.hpp) must beat.
+/// Link dml::mpi.
+#pragma once
+
+#include <dml/comm/concepts.hpp>
+#include <dml/comm/mpi/common.hpp>
+#include <dml/error.hpp>
+#include <dml/fwd.hpp>
+
+#include <mpi.h>
+#include <boost/mpi/communicator.hpp>
+#include <boost/mpi/exception.hpp>
+#include <boost/mpi/request.hpp>
+#include <boost/mpi/status.hpp>
+#include <boost/optional.hpp>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <list>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+DML_BEGIN_NAMESPACE
+namespace comm {
+
+/// A transport context over two-sided MPI messages (Boost.MPI); one per
+/// process.
+///
+/// Each member keeps its segments in ordinary memory. A put is a message to
+/// the target carrying (segment, word offset, bytes); the target applies it
+/// when it *progresses*: in `poll()`, `load()`, `load_control()`, `read()`,
+/// `sync()`, and inside every blocking step (barrier, exchange, segment
+/// creation, flush, remote atomic). Small puts are copied into a message;
+/// large ones send a header and then the caller's bytes straight into the
+/// target's segment, and return once MPI has sent them.
+///
+/// Ordering comes from MPI's non-overtaking rule (one source, one tag, one
+/// communicator) and from the target applying messages in arrival order:
+/// `order()` is therefore free, `flush(target)` sends a request and waits
+/// for its acknowledgement, which the target sends after applying every
+/// earlier put, and `fetch_add` is a request answered with the old value.
+/// Barrier and exchange use MPI_Ibarrier / MPI_Iallgather(v) and serve
+/// incoming messages while they wait, so no member deadlocks waiting for a
+/// peer that is itself inside a collective.
+///
+/// Failures: a flush, atomic or large put that gets no answer within
+/// `wait_limit()` throws `dml::peer_failure` naming the target; MPI errors
+/// (MPI_ERRORS_RETURN on the communicator, surfaced by Boost.MPI) become
+/// `dml::peer_failure` or `dml::comm_error`. Collectives, including a
+/// vector's destruction, must run in the same order on every member; after a
+/// failure the group refuses further collectives and MPI is not finalized.
+///
+/// MPI's own progress engine does not apply dml's messages: a member
+/// blocked in an MPI call of the application (MPI_Allreduce, ...) answers no
+/// flush or atomic. Call a dml collective (e.g. the vector's barrier())
+/// before blocking in MPI directly; see docs/running.md.
+///
+/// Use from one thread at a time (MPI is started with MPI_THREAD_SERIALIZED).
+class mpi {
+ public:
+  using policy_slot = slot::transport;
+  class segment;
+  using segment_type = segment;
+
+  static constexpr std::chrono::milliseconds default_wait_limit{60'000};
+  /// Puts up to this many bytes travel in one copied message; larger ones
+  /// are sent from the caller's buffer.
+  static constexpr std::size_t eager_bytes = 32 * 1024;
+
+  /// Starts MPI with MPI_Init_thread unless it is running already; MPI is
+  /// finalized after the last dml context only if dml started it. The group
+  /// is MPI_COMM_WORLD.
+  mpi(int& argc, char**& argv, std::chrono::milliseconds wait_limit = default_wait_limit)
+      : env_(argc, argv, who), wait_limit_(wait_limit) {
+    attach(MPI_COMM_WORLD);
+  }
+  /// A context over (a duplicate of) `comm`. MPI must be initialized.
+  explicit mpi(MPI_Comm comm, std::chrono::milliseconds wait_limit = default_wait_limit)
+      : env_(who), wait_limit_(wait_limit) {
+    attach(comm);
+  }
+  /// A context over (a duplicate of) a Boost.MPI communicator.
+  explicit mpi(const boost::mpi::communicator& comm,
+               std::chrono::milliseconds wait_limit = default_wait_limit)
+      : mpi(static_cast<MPI_Comm>(comm), wait_limit) {}
+
+  mpi(const mpi&) = delete;
+  mpi& operator=(const mpi&) = delete;
+  /// Completes the messages still being sent (bounded by wait_limit()).
+  /// Every vector built on this context must be destroyed before it.
+  ~mpi() {
+    if (detail::mpi_impl::finalized()) return;
+    try {
+      const auto deadline = std::chrono::steady_clock::now() + wait_limit_;
+      detail::mpi_impl::backoff b;
+      while (!sends_.empty() && std::chrono::steady_clock::now() < deadline && !detail::mpi_impl::broken()) {
+        progress();
+        b.pause();
+      }
+    } catch (...) {  // nothing to report to from a destructor
+    }
+    if (!sends_.empty()) {
+      // MPI may still read these buffers: keep them alive past this object.
+      detail::mpi_impl::mark_broken();
+      auto* leaked = new std::list<outgoing>(std::move(sends_));
+      (void)leaked;
+    }
+  }
+
+  [[nodiscard]] member_id rank() const noexcept { return rank_; }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  /// Every member of the group; the view is not shrunk by the transport.
+  [[nodiscard]] membership_view view() const {
+    membership_view v;
+    for (member_id m = 0; m < size_; ++m) v.live.push_back(m);
+    return v;
+  }
+  /// False once an operation aimed at m failed or went unanswered.
+  [[nodiscard]] bool alive(member_id m) const { return m < size_ && failed_[m] == 0; }
+  [[nodiscard]] std::chrono::steady_clock::duration wait_limit() const noexcept { return wait_limit_; }
+  /// Longest any blocking step may take before it throws.
+  void set_wait_limit(std::chrono::steady_clock::duration limit) noexcept { wait_limit_ = limit; }
+  /// The duplicated communicator dml uses.
+  [[nodiscard]] const boost::mpi::communicator& communicator() const noexcept { return comm_; }
+
+  /// Waits until every member entered the barrier, serving messages meanwhile.
+  void barrier() {
+    detail::mpi_impl::require_not_broken(who, "barrier");
+    detail::mpi_impl::barrier(static_cast<MPI_Comm>(comm_), wait_limit_, who, [this] { progress(); });
+  }
+
+  /// Collective: every member's record, indexed by rank.
+  std::vector<std::vector<std::byte>> exchange(std::span<const std::byte> record) {
+    detail::mpi_impl::require_not_broken(who, "exchange");
+    return detail::mpi_impl::all_gather_bytes(static_cast<MPI_Comm>(comm_), record, wait_limit_, who,
+                                              [this] { progress(); });
+  }
+
+  /// Collective: zeroed local memory of data_words + control_words words
+  /// (sizes may differ between members), reachable by every member's puts.
+  segment create_segment(std::size_t data_words, std::size_t control_words);
+
+  /// Applies every message that has arrived; called from every wait loop of
+  /// a vector.
+  void poll() { progress(); }
+
+ private:
+  static constexpr const char* who = "dml::comm::mpi";
+  static constexpr int tag = 0x444d;  // below the MPI-guaranteed tag bound 32767
+
+  enum kind : std::uint64_t { put_eager = 1, put_large, add_request, add_reply, flush_request, flush_ack };
+  static constexpr std::size_t header_words = 4;
+  // A message: {kind | segment << 8, a, b, c} followed by payload words.
+  //   put_eager     a = word offset, b = bytes; payload = the bytes, zero padded
+  //   put_large     a = word offset, b = bytes; payload = the partial last word if
+  //                 any; then the full words follow as byte messages of <= 1 GiB
+  //   add_request   a = control word, b = value, c = token
+  //   add_reply     a = token, b = old value
+  //   flush_request c = token          flush_ack  a = token
+  static constexpr std::size_t chunk_bytes = std::size_t{1} << 30;
+
+  struct memory {
+    std::vector<std::uint64_t> data;
+    std::vector<std::uint64_t> control;
+  };
+  struct outgoing {
+    std::vector<std::uint64_t> words;
+    boost::mpi::request request;
+    member_id target = 0;
+  };
+
+  void attach(MPI_Comm comm) {
+    namespace impl = detail::mpi_impl;
+    if (comm == MPI_COMM_NULL) throw config_error(std::string(who) + ": the communicator is MPI_COMM_NULL");
+    MPI_Comm dup = MPI_COMM_NULL;
+    impl::check(MPI_Comm_dup(comm, &dup), who, "MPI_Comm_dup");
+    impl::check(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN), who, "MPI_Comm_set_errhandler");
+    comm_ = boost::mpi::communicator(dup, boost::mpi::comm_take_ownership);
+    rank_ = static_cast<member_id>(comm_.rank());
+    size_ = static_cast<std::size_t>(comm_.size());
+    failed_.assign(size_, 0);
+  }
+
+  [[noreturn]] void fail_peer(member_id peer, const std::string& what) {
+    if (peer < size_) failed_[peer] = 1;
+    detail::mpi_impl::mark_broken();
+    throw peer_failure(peer, std::string(who) + ": " + what);
+  }
+
+  // Runs f, turning Boost.MPI's exceptions into dml's.
+  template <class F>
+  decltype(auto) guarded(const char* what, F&& f) {
+    try {
+      return f();
+    } catch (const boost::mpi::exception& e) {
+      detail::mpi_impl::mark_broken();
+      throw comm_error(std::string(who) + ": " + what + " failed: " + e.what());
+    }
+  }
+  template <class F>
+  decltype(auto) guarded_peer(member_id peer, const char* what, F&& f) {
+    try {
+      return f();
+    } catch (const boost::mpi::exception& e) {
+      fail_peer(peer, std::string(what) + " to member " + std::to_string(peer) + " failed: " + e.what());
+    }
+  }
+
+  // Sends header + payload (zero padded to whole words) from an owned buffer.
+  void send_words(member_id target, std::array<std::uint64_t, header_words> header,
+                  std::span<const std::byte> payload = {}) {
+    auto& out = sends_.emplace_back();
+    out.target = target;
+    out.words.assign(header_words + (payload.size() + 7) / 8, 0);
+    std::copy(header.begin(), header.end(), out.words.begin());
+    if (!payload.empty()) std::memcpy(out.words.data() + header_words, payload.data(), payload.size());
+    guarded_peer(target, "send", [&] {
+      out.request =
+          comm_.isend(static_cast<int>(target), tag, out.words.data(), static_cast<int>(out.words.size()));
+    });
+  }
+
+  // True once r has completed (Boost.MPI's test() answers only while the
+  // request is still active).
+  static bool finished(boost::mpi::request& r) { return !r.active() || static_cast<bool>(r.test()); }
+
+  // Forgets sends MPI has completed.
+  void reap() {
+    for (auto it = sends_.begin(); it != sends_.end();) {
+      const member_id target = it->target;
+      const bool done = guarded_peer(target, "send", [&] { return finished(it->request); });
+      it = done ? sends_.erase(it) : std::next(it);
+    }
+  }
+
+  // Applies every message that has arrived.
+  void progress() {
+    if (!sends_.empty()) reap();
+    for (;;) {
+      const auto st = guarded("MPI_Iprobe", [&] { return comm_.iprobe(boost::mpi::any_source, tag); });
+      if (!st) return;
+      const int source = st->source();
+      // MPI_Get_count directly: boost::mpi::status::count's optional<int>
+      // trips GCC 12's -Wmaybe-uninitialized once inlined here.
+      int count = 0;
+      const MPI_Status& raw = *st;
+      if (MPI_Get_count(&raw, MPI_UINT64_T, &count) != MPI_SUCCESS || count == MPI_UNDEFINED ||
+          count < static_cast<int>(header_words))
+        throw comm_error(std::string(who) + ": malformed message from member " + std::to_string(source));
+      inbox_.resize(static_cast<std::size_t>(count));
+      guarded("receive", [&] { comm_.recv(source, tag, inbox_.data(), count); });
+      dispatch(static_cast<member_id>(source));
+    }
+  }
+
+  memory& lookup(std::uint64_t id, member_id source) {
+    const auto it = segments_.find(id);
+    if (it == segments_.end())
+      throw comm_error(std::string(who) + ": member " + std::to_string(source) + " wrote to segment " +
+                       std::to_string(id) +
+                       ", which this member does not have (were vectors created or "
+                       "destroyed in a different order on different members?)");
+    return *it->second;
+  }
+
+  void dispatch(member_id source) {
+    const std::uint64_t k = inbox_[0] & 0xff;
+    const std::uint64_t id = inbox_[0] >> 8;
+    const std::uint64_t a = inbox_[1], b = inbox_[2], c = inbox_[3];
+    switch (k) {
+      case put_eager: {
+        auto& mem = lookup(id, source);
+        const std::size_t words = (b + 7) / 8;
+        if (a > mem.data.size() || words > mem.data.size() - a || words > inbox_.size() - header_words)
+          throw comm_error(std::string(who) + ": put from member " + std::to_string(source) +
+                           " out of range");
+        std::copy_n(inbox_.begin() + header_words, words, mem.data.begin() + static_cast<std::ptrdiff_t>(a));
+        return;
+      }
+      case put_large: {
+        auto& mem = lookup(id, source);
+        const std::size_t full = b / 8, words = (b + 7) / 8;
+        if (a > mem.data.size() || words > mem.data.size() - a)
+          throw comm_error(std::string(who) + ": put from member " + std::to_string(source) +
+                           " out of range");
+        if (words > full) mem.data[a + full] = inbox_[header_words];
+        auto* dst = reinterpret_cast<char*>(mem.data.data() + a);
+        for (std::size_t off = 0; off < 8 * full; off += chunk_bytes) {
+          const int n = static_cast<int>(std::min(chunk_bytes, 8 * full - off));
+          auto r = guarded_peer(source, "receive",
+                                [&] { return comm_.irecv(static_cast<int>(source), tag, dst + off, n); });
+          wait_until(source, "the rest of a large put",
+                     [&] { return guarded_peer(source, "receive", [&] { return finished(r); }); });
+        }
+        return;
+      }
+      case add_request: {
+        auto& mem = lookup(id, source);
+        if (a >= mem.control.size())
+          throw comm_error(std::string(who) + ": atomic from member " + std::to_string(source) +
+                           " out of range");
+        const std::uint64_t old = mem.control[a];
+        mem.control[a] = old + b;
+        send_words(source, {add_reply, c, old, 0});
+        return;
+      }
+      case flush_request:
+        send_words(source, {flush_ack, c, 0, 0});
+        return;
+      case add_reply:
+        replies_[a] = b;
+        return;
+      case flush_ack:
+        replies_[a] = 0;
+        return;
+      default:
+        throw comm_error(std::string(who) + ": unknown message kind " + std::to_string(k) + " from member " +
+                         std::to_string(source));
+    }
+  }
+
+  // Waits, serving messages unless told not to, until ready() or the wait
+  // limit, which counts as a failure of `peer`.
+  template <class Ready>
+  void wait_until(member_id peer, const char* what, Ready&& ready) {
+    const auto start = std::chrono::steady_clock::now();
+    detail::mpi_impl::backoff b;
+    while (!ready()) {
+      if (std::chrono::steady_clock::now() - start > wait_limit_)
+        fail_peer(peer, std::string("member ") + std::to_string(peer) + " did not answer (" + what +
+                            ") within " + std::to_string(std::chrono::duration<double>(wait_limit_).count()) +
+                            " s");
+      b.pause();
+    }
+  }
+
+  // Waits for the answer to request `token` from `peer`, serving messages.
+  std::uint64_t await_reply(std::uint64_t token, member_id peer, const char* what) {
+    wait_until(peer, what, [&] {
+      progress();
+      return replies_.contains(token);
+    });
+    const auto it = replies_.find(token);
+    const std::uint64_t v = it->second;
+    replies_.erase(it);
+    return v;
+  }
+
+  friend class segment;
+  detail::mpi_impl::environment env_;  // first: outlives the communicator
+  boost::mpi::communicator comm_;      // replaced by the duplicate in attach()
+  member_id rank_ = 0;
+  std::size_t size_ = 0;
+  std::vector<char> failed_;
+  std::chrono::steady_clock::duration wait_limit_;
+  std::map<std::uint64_t, memory*> segments_;
+  std::uint64_t next_segment_ = 1;
+  std::list<outgoing> sends_;
+  std::vector<std::uint64_t> inbox_;
+  std::uint64_t next_token_ = 1;
+  std::unordered_map<std::uint64_t, std::uint64_t> replies_;
+};
+
+/// One member's handle on a two-sided segment; see mpi. Move-only;
+/// destruction is collective and must happen in the same order everywhere.
+class mpi::segment {
+ public:
+  segment() = default;
+  segment(segment&& o) noexcept { take(o); }
+  segment& operator=(segment&& o) noexcept {
+    if (this != &o) {
+      release();
+      take(o);
+    }
+    return *this;
+  }
+  segment(const segment&) = delete;
+  segment& operator=(const segment&) = delete;
+  ~segment() { release(); }
+
+  /// Number of data words member m holds in this segment.
+  [[nodiscard]] std::size_t words(member_id m) const { return data_words_.at(m); }
+  /// Number of control words member m holds in this segment.
+  [[nodiscard]] std::size_t control_words(member_id m) const { return control_words_.at(m); }
+
+  /// Sends `bytes` for target's data words from `word` on (a partial last
+  /// word is zero padded). The caller may reuse its buffer on return.
+  void put(member_id target, std::size_t word, std::span<const std::byte> bytes) {
+    check_range(target, word, bytes.size());
+    if (bytes.empty() || !ctx_->alive(target)) return;  // lost like a write to a dead host; flush reports it
+    if (target == ctx_->rank_) {
+      write_own(word, bytes);
+      return;
+    }
+    dirty_[target] = 1;
+    if (bytes.size() <= eager_bytes) {
+      ctx_->send_words(target, {head(put_eager), word, bytes.size(), 0}, bytes);
+      return;
+    }
+    const std::size_t full = bytes.size() / 8 * 8;
+    ctx_->send_words(target, {head(put_large), word, bytes.size(), 0}, bytes.subspan(full));
+    std::vector<boost::mpi::request> parts;
+    for (std::size_t off = 0; off < full; off += chunk_bytes) {
+      const int n = static_cast<int>(std::min(chunk_bytes, full - off));
+      const auto* src = reinterpret_cast<const char*>(bytes.data() + off);
+      parts.push_back(ctx_->guarded_peer(
+          target, "put", [&] { return ctx_->comm_.isend(static_cast<int>(target), tag, src, n); }));
+    }
+    ctx_->wait_until(target, "a large put", [&] {
+      ctx_->progress();
+      return std::all_of(parts.begin(), parts.end(), [&](boost::mpi::request& r) {
+        return ctx_->guarded_peer(target, "put", [&] { return finished(r); });
+      });
+    });
+  }
+
+  /// Puts to one target are applied in order already.
+  void order(member_id) {}
+
+  /// Waits until target has applied every earlier put.
+  void flush(member_id target) {
+    require_alive(target, "flush");
+    if (target >= dirty_.size() || dirty_[target] == 0) return;
+    const std::uint64_t token = ctx_->next_token_++;
+    ctx_->send_words(target, {head(flush_request), 0, 0, token});
+    (void)ctx_->await_reply(token, target, "flush");
+    dirty_[target] = 0;
+  }
+
+  /// flush() of every target written to since its last flush, requests
+  /// sent to all of them before waiting for any.
+  void flush_all() {
+    if (ctx_ == nullptr) throw comm_error(std::string(who) + ": use of an empty (moved-from) segment");
+    std::vector<std::pair<member_id, std::uint64_t>> waiting;
+    for (member_id m = 0; m < dirty_.size(); ++m) {
+      if (dirty_[m] == 0) continue;
+      require_alive(m, "flush");
+      const std::uint64_t token = ctx_->next_token_++;
+      ctx_->send_words(m, {head(flush_request), 0, 0, token});
+      waiting.emplace_back(m, token);
+    }
+    for (auto [m, token] : waiting) {
+      (void)ctx_->await_reply(token, m, "flush");
+      dirty_[m] = 0;
+    }
+  }
+
+  /// Atomic add on target's control word, applied after every earlier put
+  /// to target; returns the previous value.
+  std::uint64_t fetch_add(member_id target, std::size_t control_word, std::uint64_t value) {
+    require_alive(target, "remote atomic");
+    if (control_word >= control_words_.at(target))
+      throw comm_error(std::string(who) + ": control word " + std::to_string(control_word) +
+                       " is outside member " + std::to_string(target) + "'s " +
+                       std::to_string(control_words_[target]) + " control words");
+    if (target == ctx_->rank_) {
+      const std::uint64_t old = mem_->control[control_word];
+      mem_->control[control_word] = old + value;
+      return old;
+    }
+    const std::uint64_t token = ctx_->next_token_++;
+    ctx_->send_words(target, {head(add_request), control_word, value, token});
+    dirty_[target] = 0;  // applied after every earlier put, which the reply proves
+    return ctx_->await_reply(token, target, "remote atomic");
+  }
+
+  /// One of the own data words, after applying arrived messages.
+  [[nodiscard]] std::uint64_t load(std::size_t word) const {
+    check_range(own(), word, 8);
+    ctx_->progress();
+    return mem_->data[word];
+  }
+  /// One of the own control words, after applying arrived messages.
+  [[nodiscard]] std::uint64_t load_control(std::size_t word) const {
+    if (ctx_ == nullptr) throw comm_error(std::string(who) + ": use of an empty (moved-from) segment");
+    if (word >= mem_->control.size())
+      throw comm_error(std::string(who) + ": control word " + std::to_string(word) + " is outside the own " +
+                       std::to_string(mem_->control.size()) + " control words");
+    ctx_->progress();
+    return mem_->control[word];
+  }
+  /// Copies own data words from `word` on into `out`, after applying
+  /// arrived messages.
+  void read(std::size_t word, std::span<std::byte> out) const {
+    check_range(own(), word, out.size());
+    ctx_->progress();
+    std::memcpy(out.data(), mem_->data.data() + word, out.size());
+  }
+  /// Applies arrived messages.
+  void sync() {
+    if (ctx_ != nullptr) ctx_->progress();
+  }
+
+ private:
+  friend class mpi;
+  static constexpr const char* who = "dml::comm::mpi";
+
+  [[nodiscard]] member_id own() const noexcept { return ctx_->rank_; }
+  [[nodiscard]] std::uint64_t head(kind k) const noexcept {
+    return static_cast<std::uint64_t>(k) | (id_ << 8);
+  }
+
+  void check_range(member_id m, std::size_t word, std::size_t bytes) const {
+    if (ctx_ == nullptr) throw comm_error(std::string(who) + ": use of an empty (moved-from) segment");
+    const std::size_t have = data_words_.at(m);
+    if (word > have || (bytes + 7) / 8 > have - word)
+      throw comm_error(std::string(who) + ": access of " + std::to_string(bytes) + " bytes at word " +
+                       std::to_string(word) + " is outside member " + std::to_string(m) + "'s segment of " +
+                       std::to_string(have) + " words");
+  }
+
+  void require_alive(member_id target, const char* what) const {
+    if (ctx_ == nullptr) throw comm_error(std::string(who) + ": use of an empty (moved-from) segment");
+    if (!ctx_->alive(target))
+      throw peer_failure(target, std::string(who) + ": " + what + " to member " + std::to_string(target) +
+                                     ", which has failed");
+  }
+
+  void write_own(std::size_t word, std::span<const std::byte> bytes) {
+    const std::size_t full = bytes.size() / 8;
+    std::memcpy(mem_->data.data() + word, bytes.data(), 8 * full);
+    if (const std::size_t tail = bytes.size() % 8; tail != 0) {
+      std::uint64_t w = 0;
+      std::memcpy(&w, bytes.data() + 8 * full, tail);
+      mem_->data[word + full] = w;
+    }
+  }
+
+  void take(segment& o) noexcept {
+    ctx_ = std::exchange(o.ctx_, nullptr);
+    id_ = std::exchange(o.id_, 0);
+    mem_ = std::move(o.mem_);
+    data_words_ = std::move(o.data_words_);
+    control_words_ = std::move(o.control_words_);
+    dirty_ = std::move(o.dirty_);
+  }
+
+  // Collective: every member completes its puts (flush), then waits until
+  // everyone has; afterwards no message for this segment is in flight.
+  void release() noexcept {
+    if (ctx_ == nullptr) return;
+    if (!detail::mpi_impl::finalized() && !detail::mpi_impl::broken()) {
+      try {
+        flush_all();
+        detail::mpi_impl::barrier(static_cast<MPI_Comm>(ctx_->comm_), ctx_->wait_limit_, who,
+                                  [this] { ctx_->progress(); });
+      } catch (...) {  // marked broken by the failing step
+      }
+    }
+    ctx_->segments_.erase(id_);
+    ctx_ = nullptr;
+    mem_.reset();
+  }
+
+  mpi* ctx_ = nullptr;
+  std::uint64_t id_ = 0;
+  std::unique_ptr<memory> mem_;
+  std::vector<std::size_t> data_words_;
+  std::vector<std::size_t> control_words_;
+  std::vector<char> dirty_;  // per target: puts not yet flushed
+};
+
+inline mpi::segment mpi::create_segment(std::size_t data_words, std::size_t control_words) {
+  namespace impl = detail::mpi_impl;
+  impl::require_not_broken(who, "create_segment");
+  if (data_words > (std::numeric_limits<std::size_t>::max() >> 12) ||
+      control_words > (std::numeric_limits<std::size_t>::max() >> 12))
+    throw config_error(std::string(who) + ": segment of " + std::to_string(data_words) + " + " +
+                       std::to_string(control_words) + " words is too large");
+  segment s;
+  s.mem_ = std::make_unique<memory>();
+  s.mem_->data.assign(data_words, 0);
+  s.mem_->control.assign(control_words, 0);
+  s.id_ = next_segment_++;
+  // Registered before the collective: a peer that finishes it first may
+  // write at once.
+  segments_[s.id_] = s.mem_.get();
+  s.ctx_ = this;
+  const std::array<std::uint64_t, 2> mine{data_words, control_words};
+  const auto all = exchange(std::as_bytes(std::span(mine)));
+  s.data_words_.resize(size_);
+  s.control_words_.resize(size_);
+  s.dirty_.assign(size_, 0);
+  for (std::size_t m = 0; m < size_; ++m) {
+    std::array<std::uint64_t, 2> theirs{};
+    if (all[m].size() != sizeof theirs)
+      throw comm_error(std::string(who) + ": malformed segment size record");
+    std::memcpy(theirs.data(), all[m].data(), sizeof theirs);
+    s.data_words_[m] = static_cast<std::size_t>(theirs[0]);
+    s.control_words_[m] = static_cast<std::size_t>(theirs[1]);
+  }
+  return s;
+}
+
+}  // namespace comm
+DML_END_NAMESPACE

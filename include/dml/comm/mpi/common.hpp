@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: BSL-1.0
+// Internal: what both MPI transports share. MPI start-up and shut-down
+// bookkeeping, the mapping of MPI error codes onto dml's exceptions, and the
+// bounded polling loop every blocking step of dml runs instead of a blocking
+// MPI call, so a member that never arrives ends in dml::timeout, not a hang.
+#pragma once
+
+#include <dml/error.hpp>
+#include <dml/fwd.hpp>
+
+// dml uses MPI's C API only. The MPI-2 C++ bindings (removed in MPI-3) would
+// come with <mpi.h> otherwise and do not compile warning-free.
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
+#include <mpi.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+DML_BEGIN_NAMESPACE
+namespace detail::mpi_impl {
+
+/// Process-wide MPI bookkeeping. MPI can be initialized once per process, so
+/// this is one record for the process, shared by every dml context in it.
+struct process_record {
+  int contexts = 0;                 ///< dml contexts alive now
+  bool initialized_by_dml = false;  ///< MPI_Init_thread was called by dml
+  bool broken = false;              ///< a peer failed or a collective timed out
+};
+
+inline process_record& process() {
+  static process_record r;
+  return r;
+}
+
+/// Marks the process's MPI state as broken: some member is gone or stuck, so
+/// collectives (window free, MPI_Finalize) could block forever.
+inline void mark_broken() { process().broken = true; }
+[[nodiscard]] inline bool broken() { return process().broken; }
+
+[[nodiscard]] inline bool initialized() {
+  int flag = 0;
+  MPI_Initialized(&flag);
+  return flag != 0;
+}
+
+[[nodiscard]] inline bool finalized() {
+  int flag = 0;
+  MPI_Finalized(&flag);
+  return flag != 0;
+}
+
+/// The text MPI gives for an error code.
+[[nodiscard]] inline std::string error_string(int code) {
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) return "MPI error " + std::to_string(code);
+  return std::string(text, static_cast<std::size_t>(length));
+}
+
+/// Throws dml::comm_error for a failed MPI call that involved no single peer.
+inline void check(int rc, const char* who, const char* call) {
+  if (rc == MPI_SUCCESS) return;
+  std::string m(who);
+  m.append(": ");
+  m.append(call);
+  m.append(" failed: ");
+  m.append(error_string(rc));
+  throw comm_error(m);
+}
+
+/// Throws dml::peer_failure naming `peer` for a failed MPI call aimed at it.
+/// The process is marked broken: the group cannot complete collectives.
+inline void check_peer(int rc, const char* who, const char* call, member_id peer) {
+  if (rc == MPI_SUCCESS) return;
+  mark_broken();
+  std::string m(who);
+  m.append(": ");
+  m.append(call);
+  m.append(" to member ");
+  m.append(std::to_string(peer));
+  m.append(" failed: ");
+  m.append(error_string(rc));
+  throw peer_failure(peer, m);
+}
+
+/// Starts MPI when nobody has, counts the dml contexts using it and finalizes
+/// after the last one when dml started it. A context holds one of these as
+/// its first member, so it is torn down after everything else.
+class environment {
+ public:
+  /// For contexts built on an existing communicator: MPI must be running.
+  explicit environment(const char* who) {
+    if (!initialized() || finalized())
+      throw config_error(std::string(who) +
+                         ": MPI is not initialized (or already finalized); construct the context from "
+                         "(argc, argv), or call MPI_Init before passing a communicator");
+    ++process().contexts;
+  }
+  /// For contexts built from (argc, argv): starts MPI if it is not running.
+  environment(int& argc, char**& argv, const char* who) {
+    if (finalized())
+      throw config_error(std::string(who) + ": MPI was already finalized in this process; it cannot restart");
+    if (!initialized()) {
+      int provided = 0;
+      check(MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided), who, "MPI_Init_thread");
+      process().initialized_by_dml = true;
+    }
+    ++process().contexts;
+  }
+  environment(const environment&) = delete;
+  environment& operator=(const environment&) = delete;
+  ~environment() {
+    auto& p = process();
+    if (--p.contexts > 0 || !p.initialized_by_dml || finalized()) return;
+    // After a peer failure MPI_Finalize would wait for the dead process
+    // forever (Open MPI 4.1 runs a fence in it); the process then ends
+    // without finalizing, which mpiexec --enable-recovery tolerates.
+    if (p.broken) return;
+    MPI_Finalize();
+  }
+};
+
+/// Spin, then yield, then sleep: ranks often share few cores
+/// (oversubscribed test runs), and a spinning waiter starves the peer it
+/// waits for.
+class backoff {
+ public:
+  void pause() {
+    ++spins_;
+    if (spins_ < 64) return;
+    if (spins_ < 512) {
+      std::this_thread::yield();
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(spins_ < 4096 ? 20 : 200));
+  }
+  void reset() noexcept { spins_ = 0; }
+
+ private:
+  unsigned spins_ = 0;
+};
+
+/// Polls `request` with MPI_Test until it completes, calling `progress()`
+/// between tests (the two-sided transport serves incoming messages there).
+/// Throws dml::timeout past `limit` and dml::comm_error when MPI reports an
+/// error; both mark the process broken, because the collective the request
+/// belongs to can no longer complete on every member.
+template <class Progress>
+void wait_request(MPI_Request& request, std::chrono::steady_clock::duration limit, const char* who,
+                  const char* what, Progress&& progress) {
+  const auto start = std::chrono::steady_clock::now();
+  backoff b;
+  for (;;) {
+    int done = 0;
+    const int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) {
+      mark_broken();
+      check(rc, who, what);
+    }
+    if (done) return;
+    progress();
+    const auto now = std::chrono::steady_clock::now();
+    if (now - start > limit) {
+      mark_broken();  // the request stays pending: this communicator is unusable now
+      throw timeout(std::string(who) + ": " + what + " did not complete within " +
+                    std::to_string(std::chrono::duration<double>(limit).count()) +
+                    " s: some member did not enter it (it may have failed or be stuck elsewhere)");
+    }
+    b.pause();
+  }
+}
+
+/// Collective exchange of byte records with nonblocking MPI collectives
+/// (sizes, then the bytes), progressing through `progress()` while waiting.
+/// Result indexed by rank.
+template <class Progress>
+std::vector<std::vector<std::byte>> all_gather_bytes(MPI_Comm comm, std::span<const std::byte> record,
+                                                     std::chrono::steady_clock::duration limit,
+                                                     const char* who, Progress&& progress) {
+  int size = 0;
+  check(MPI_Comm_size(comm, &size), who, "MPI_Comm_size");
+  if (record.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw config_error(std::string(who) + ": exchange record of " + std::to_string(record.size()) +
+                       " bytes is larger than MPI's int counts allow");
+  const int mine = static_cast<int>(record.size());
+  std::vector<int> counts(static_cast<std::size_t>(size), 0);
+  MPI_Request r = MPI_REQUEST_NULL;
+  if (const int rc = MPI_Iallgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, comm, &r);
+      rc != MPI_SUCCESS) {
+    mark_broken();
+    check(rc, who, "MPI_Iallgather");
+  }
+  wait_request(r, limit, who, "exchange (MPI_Iallgather of record sizes)", progress);
+  std::vector<int> displs(counts.size(), 0);
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    if (total > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+      throw comm_error(std::string(who) + ": exchange of more than 2 GiB of records");
+    displs[i] = static_cast<int>(total);
+    total += static_cast<std::size_t>(counts[i]);
+  }
+  std::vector<std::byte> all(total);
+  if (const int rc = MPI_Iallgatherv(record.data(), mine, MPI_BYTE, all.data(), counts.data(), displs.data(),
+                                     MPI_BYTE, comm, &r);
+      rc != MPI_SUCCESS) {
+    mark_broken();
+    check(rc, who, "MPI_Iallgatherv");
+  }
+  wait_request(r, limit, who, "exchange (MPI_Iallgatherv of records)", progress);
+  std::vector<std::vector<std::byte>> out(counts.size());
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    const auto* first = all.data() + displs[i];
+    out[i].assign(first, first + counts[i]);
+  }
+  return out;
+}
+
+/// Collective barrier with MPI_Ibarrier, progressing while waiting.
+template <class Progress>
+void barrier(MPI_Comm comm, std::chrono::steady_clock::duration limit, const char* who, Progress&& progress) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  if (const int rc = MPI_Ibarrier(comm, &r); rc != MPI_SUCCESS) {
+    mark_broken();
+    check(rc, who, "MPI_Ibarrier");
+  }
+  wait_request(r, limit, who, "barrier", progress);
+}
+
+/// Throws dml::comm_error once the process is broken: a collective started
+/// now would pair up with the one left pending and never complete.
+inline void require_not_broken(const char* who, const char* what) {
+  if (broken())
+    throw comm_error(std::string(who) + ": " + what +
+                     " refused: an earlier peer failure or timeout left this group unable to complete "
+                     "collective operations (recovery is not available on this transport)");
+}
+
+}  // namespace detail::mpi_impl
+DML_END_NAMESPACE

@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: BSL-1.0
+/// @file
+/// The one-sided MPI transport: every segment is an MPI-3 window, a scatter
+/// is MPI_Put into each out-neighbour's receive slot, notify and ack are
+/// MPI_Fetch_and_op. On one node Open MPI's osc/sm turns puts into stores to
+/// shared memory; on InfiniBand/RoCE its osc/ucx and osc/rdma turn them into
+/// RDMA writes. Link dml::mpi.
+#pragma once
+
+#include <dml/comm/concepts.hpp>
+#include <dml/comm/mpi/common.hpp>
+#include <dml/error.hpp>
+#include <dml/fwd.hpp>
+
+#include <mpi.h>
+#include <boost/mpi/communicator.hpp>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+DML_BEGIN_NAMESPACE
+namespace comm {
+
+/// A transport context over MPI-3 one-sided communication; one per process.
+///
+/// Each dml segment is a window from `MPI_Win_allocate` (displacement unit 8
+/// bytes: data words, then control words) that stays in a passive-target
+/// `MPI_Win_lock_all` epoch for its whole life.
+///
+/// - put: `MPI_Put` of the bytes, then `MPI_Win_flush_local`, so the caller
+///   may reuse its buffer at once (the vector passes stack buffers);
+/// - order and flush: `MPI_Win_flush` (remote completion);
+/// - fetch_add: `MPI_Win_flush` of earlier puts, `MPI_Fetch_and_op` with
+///   `MPI_SUM`, `MPI_Win_flush`;
+/// - local data reads: `MPI_Win_sync`, then `std::atomic_ref` loads of the
+///   window memory (the vector detects torn slots itself);
+/// - local control reads: `MPI_Fetch_and_op` with `MPI_NO_OP` on the own
+///   rank, which MPI guarantees to be atomic with respect to the remote
+///   `MPI_SUM`s, whether the osc component applies those with CPU atomics,
+///   a lock, or network atomics that a CPU load need not observe whole.
+///
+/// Errors never abort: the communicator and every window use
+/// `MPI_ERRORS_RETURN`, and a failed call becomes `dml::peer_failure` (naming
+/// the target) or `dml::comm_error`. Barrier, exchange and segment creation
+/// use nonblocking collectives polled up to `wait_limit()`, then throw
+/// `dml::timeout`.
+///
+/// Collective operations, including the destruction of a segment (that is,
+/// of a vector), must happen in the same order on every member; vectors
+/// scoped the same way on every member are. After a peer failure or a
+/// timeout the group cannot run collectives any more: segments are then
+/// released without `MPI_Win_free` and MPI is not finalized, because both
+/// would wait for the failed member forever.
+///
+/// Progress: with osc/sm (one node) puts need no help from the target. With
+/// osc/pt2pt, and with osc/rdma or osc/ucx where the network cannot complete
+/// an operation alone, the target applies incoming operations only when it
+/// is inside MPI. Every wait of a vector calls `poll()` (an `MPI_Iprobe`,
+/// which runs Open MPI's progress engine), and every barrier and exchange
+/// polls `MPI_Test`, so a member that waits also lets others' writes land. A
+/// member busy computing delays the flushes aimed at it until its next dml
+/// call.
+///
+/// Use from one thread at a time (MPI is started with MPI_THREAD_SERIALIZED).
+class mpi_rma {
+ public:
+  using policy_slot = slot::transport;
+  class segment;
+  using segment_type = segment;
+
+  static constexpr std::chrono::milliseconds default_wait_limit{60'000};
+
+  /// Starts MPI with MPI_Init_thread unless it is running already; MPI is
+  /// finalized after the last dml context only if dml started it. The group
+  /// is MPI_COMM_WORLD.
+  mpi_rma(int& argc, char**& argv, std::chrono::milliseconds wait_limit = default_wait_limit)
+      : env_(argc, argv, who), wait_limit_(wait_limit) {
+    attach(MPI_COMM_WORLD);
+  }
+  /// A context over (a duplicate of) `comm`. MPI must be initialized.
+  explicit mpi_rma(MPI_Comm comm, std::chrono::milliseconds wait_limit = default_wait_limit)
+      : env_(who), wait_limit_(wait_limit) {
+    attach(comm);
+  }
+  /// A context over (a duplicate of) a Boost.MPI communicator.
+  explicit mpi_rma(const boost::mpi::communicator& comm,
+                   std::chrono::milliseconds wait_limit = default_wait_limit)
+      : mpi_rma(static_cast<MPI_Comm>(comm), wait_limit) {}
+
+  mpi_rma(const mpi_rma&) = delete;
+  mpi_rma& operator=(const mpi_rma&) = delete;
+  /// Frees the duplicated communicator (skipped after a failure). Every
+  /// vector built on this context must be destroyed before it.
+  ~mpi_rma() {
+    if (comm_ != MPI_COMM_NULL && !detail::mpi_impl::finalized() && !detail::mpi_impl::broken())
+      MPI_Comm_free(&comm_);
+  }
+
+  [[nodiscard]] member_id rank() const noexcept { return rank_; }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  /// Every member of the group; this transport does not shrink the view
+  /// itself (recovery is the fault monitor's job).
+  [[nodiscard]] membership_view view() const {
+    membership_view v;
+    for (member_id m = 0; m < size_; ++m) v.live.push_back(m);
+    return v;
+  }
+  /// False once an operation aimed at m failed or timed out.
+  [[nodiscard]] bool alive(member_id m) const { return m < size_ && failed_[m] == 0; }
+  [[nodiscard]] std::chrono::steady_clock::duration wait_limit() const noexcept { return wait_limit_; }
+  /// Longest any blocking step (barrier, exchange, segment creation, a
+  /// vector's wait) may take before it throws dml::timeout.
+  void set_wait_limit(std::chrono::steady_clock::duration limit) noexcept { wait_limit_ = limit; }
+  /// The duplicated communicator dml uses (for diagnostics; do not free it).
+  [[nodiscard]] MPI_Comm native() const noexcept { return comm_; }
+
+  /// Waits (MPI_Ibarrier, polled) until every member entered the barrier.
+  void barrier() {
+    detail::mpi_impl::require_not_broken(who, "barrier");
+    detail::mpi_impl::barrier(comm_, wait_limit_, who, [] {});
+  }
+
+  /// Collective: every member's record, indexed by rank.
+  std::vector<std::vector<std::byte>> exchange(std::span<const std::byte> record) {
+    detail::mpi_impl::require_not_broken(who, "exchange");
+    return detail::mpi_impl::all_gather_bytes(comm_, record, wait_limit_, who, [] {});
+  }
+
+  /// Collective: allocates a window of data_words + control_words 64-bit
+  /// words on this member (sizes may differ between members), zeroed, in a
+  /// lock_all epoch. Returns once every member's window is ready.
+  segment create_segment(std::size_t data_words, std::size_t control_words);
+
+  /// Drives MPI's progress engine once: called from every wait loop of a
+  /// vector so that operations aimed at this member complete while it waits.
+  void poll() {
+    int flag = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &flag, MPI_STATUS_IGNORE);
+  }
+
+ private:
+  static constexpr const char* who = "dml::comm::mpi_rma";
+
+  void attach(MPI_Comm comm) {
+    namespace impl = detail::mpi_impl;
+    if (comm == MPI_COMM_NULL) throw config_error(std::string(who) + ": the communicator is MPI_COMM_NULL");
+    impl::check(MPI_Comm_dup(comm, &comm_), who, "MPI_Comm_dup");
+    impl::check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), who, "MPI_Comm_set_errhandler");
+    int r = 0, n = 0;
+    impl::check(MPI_Comm_rank(comm_, &r), who, "MPI_Comm_rank");
+    impl::check(MPI_Comm_size(comm_, &n), who, "MPI_Comm_size");
+    rank_ = static_cast<member_id>(r);
+    size_ = static_cast<std::size_t>(n);
+    failed_.assign(size_, 0);
+  }
+
+  void mark_failed(member_id m) {
+    if (m < size_) failed_[m] = 1;
+    detail::mpi_impl::mark_broken();
+  }
+
+  friend class segment;
+  detail::mpi_impl::environment env_;  // first: outlives the communicator
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  member_id rank_ = 0;
+  std::size_t size_ = 0;
+  std::vector<char> failed_;
+  std::chrono::steady_clock::duration wait_limit_;
+};
+
+/// One member's handle on a window; see mpi_rma. Move-only; destruction is
+/// collective (MPI_Win_free) and must happen in the same order everywhere.
+class mpi_rma::segment {
+ public:
+  segment() = default;
+  segment(segment&& o) noexcept { take(o); }
+  segment& operator=(segment&& o) noexcept {
+    if (this != &o) {
+      release();
+      take(o);
+    }
+    return *this;
+  }
+  segment(const segment&) = delete;
+  segment& operator=(const segment&) = delete;
+  ~segment() { release(); }
+
+  /// Number of data words member m holds in this segment.
+  [[nodiscard]] std::size_t words(member_id m) const { return data_words_.at(m); }
+  /// Number of control words member m holds in this segment.
+  [[nodiscard]] std::size_t control_words(member_id m) const { return control_words_.at(m); }
+
+  /// MPI_Put of `bytes` into target's data words from `word` on (a partial
+  /// last word is zero padded), locally complete on return.
+  void put(member_id target, std::size_t word, std::span<const std::byte> bytes) {
+    check_range(target, word, bytes.size());
+    if (bytes.empty() || !ctx_->alive(target)) return;  // lost like a write to a dead host; flush reports it
+    const int t = static_cast<int>(target);
+    const std::size_t full = bytes.size() / 8 * 8;
+    constexpr std::size_t chunk = std::size_t{1} << 30;  // MPI counts are int
+    for (std::size_t off = 0; off < full; off += chunk) {
+      const int n = static_cast<int>(std::min(chunk, full - off));
+      peer_call(MPI_Put(bytes.data() + off, n, MPI_BYTE, t, disp(word + off / 8), n, MPI_BYTE, win_), target,
+                "MPI_Put");
+    }
+    if (const std::size_t tail = bytes.size() - full; tail != 0) {
+      tail_word_ = 0;
+      std::memcpy(&tail_word_, bytes.data() + full, tail);
+      peer_call(MPI_Put(&tail_word_, 8, MPI_BYTE, t, disp(word + full / 8), 8, MPI_BYTE, win_), target,
+                "MPI_Put");
+    }
+    peer_call(MPI_Win_flush_local(t, win_), target, "MPI_Win_flush_local");
+  }
+
+  /// Write fence: every earlier put to target lands before any later one.
+  void order(member_id target) { flush(target); }
+
+  /// Remote completion of every earlier put to target.
+  void flush(member_id target) {
+    require_alive(target, "flush");
+    peer_call(MPI_Win_flush(static_cast<int>(target), win_), target, "MPI_Win_flush");
+  }
+
+  /// Remote completion of every earlier put.
+  void flush_all() {
+    const int rc = MPI_Win_flush_all(win_);
+    if (rc != MPI_SUCCESS) detail::mpi_impl::mark_broken();
+    detail::mpi_impl::check(rc, who, "MPI_Win_flush_all");
+  }
+
+  /// Atomic add on target's control word; returns the previous value. Puts
+  /// issued before it are flushed first, so they land before the add.
+  std::uint64_t fetch_add(member_id target, std::size_t control_word, std::uint64_t value) {
+    require_alive(target, "remote atomic");
+    if (control_word >= control_words_.at(target))
+      throw comm_error(std::string(who) + ": control word " + std::to_string(control_word) +
+                       " is outside member " + std::to_string(target) + "'s " +
+                       std::to_string(control_words_[target]) + " control words");
+    const int t = static_cast<int>(target);
+    std::uint64_t old = 0;
+    peer_call(MPI_Win_flush(t, win_), target, "MPI_Win_flush");
+    peer_call(MPI_Fetch_and_op(&value, &old, MPI_UINT64_T, t, disp(data_words_[target] + control_word),
+                               MPI_SUM, win_),
+              target, "MPI_Fetch_and_op");
+    peer_call(MPI_Win_flush(t, win_), target, "MPI_Win_flush");
+    return old;
+  }
+
+  /// Acquire load of one of the own data words (call sync() first to see
+  /// remote writes).
+  [[nodiscard]] std::uint64_t load(std::size_t word) const {
+    check_range(own(), word, 8);
+    return std::atomic_ref<std::uint64_t>(base_[word]).load(std::memory_order_acquire);
+  }
+
+  /// Atomic read of one of the own control words (MPI_Fetch_and_op with
+  /// MPI_NO_OP on the own rank; see the class comment of mpi_rma).
+  [[nodiscard]] std::uint64_t load_control(std::size_t word) const {
+    if (word >= control_words_.at(own()))
+      throw comm_error(std::string(who) + ": control word " + std::to_string(word) + " is outside the own " +
+                       std::to_string(control_words_[own()]) + " control words");
+    const int me = static_cast<int>(own());
+    std::uint64_t ignored = 0, value = 0;
+    detail::mpi_impl::check(MPI_Fetch_and_op(&ignored, &value, MPI_UINT64_T, me,
+                                             disp(data_words_[own()] + word), MPI_NO_OP, win_),
+                            who, "MPI_Fetch_and_op (local read)");
+    detail::mpi_impl::check(MPI_Win_flush_local(me, win_), who, "MPI_Win_flush_local");
+    return value;
+  }
+
+  /// Copies own data words from `word` on into `out` (word-wise atomic
+  /// loads; no consistency across words: callers detect tearing).
+  void read(std::size_t word, std::span<std::byte> out) const {
+    check_range(own(), word, out.size());
+    const std::size_t full = out.size() / 8;
+    for (std::size_t i = 0; i < full; ++i) {
+      const std::uint64_t w = std::atomic_ref<std::uint64_t>(base_[word + i]).load(std::memory_order_acquire);
+      std::memcpy(out.data() + 8 * i, &w, 8);
+    }
+    if (const std::size_t tail = out.size() % 8; tail != 0) {
+      const std::uint64_t w =
+          std::atomic_ref<std::uint64_t>(base_[word + full]).load(std::memory_order_acquire);
+      std::memcpy(out.data() + 8 * full, &w, tail);
+    }
+  }
+
+  /// MPI_Win_sync: makes remote writes that completed visible to the loads
+  /// above (a memory barrier in the unified model).
+  void sync() { detail::mpi_impl::check(MPI_Win_sync(win_), who, "MPI_Win_sync"); }
+
+ private:
+  friend class mpi_rma;
+  static constexpr const char* who = "dml::comm::mpi_rma";
+
+  [[nodiscard]] member_id own() const noexcept { return ctx_->rank_; }
+  [[nodiscard]] static MPI_Aint disp(std::size_t word) noexcept { return static_cast<MPI_Aint>(word); }
+
+  void check_range(member_id m, std::size_t word, std::size_t bytes) const {
+    if (ctx_ == nullptr) throw comm_error(std::string(who) + ": use of an empty (moved-from) segment");
+    const std::size_t have = data_words_.at(m);
+    if (word > have || (bytes + 7) / 8 > have - word)
+      throw comm_error(std::string(who) + ": access of " + std::to_string(bytes) + " bytes at word " +
+                       std::to_string(word) + " is outside member " + std::to_string(m) + "'s segment of " +
+                       std::to_string(have) + " words");
+  }
+
+  void require_alive(member_id target, const char* what) const {
+    if (ctx_ == nullptr) throw comm_error(std::string(who) + ": use of an empty (moved-from) segment");
+    if (!ctx_->alive(target))
+      throw peer_failure(target, std::string(who) + ": " + what + " to member " + std::to_string(target) +
+                                     ", which has failed");
+  }
+
+  void peer_call(int rc, member_id target, const char* call) {
+    if (rc == MPI_SUCCESS) return;
+    ctx_->mark_failed(target);
+    detail::mpi_impl::check_peer(rc, who, call, target);
+  }
+
+  void take(segment& o) noexcept {
+    ctx_ = std::exchange(o.ctx_, nullptr);
+    win_ = std::exchange(o.win_, MPI_WIN_NULL);
+    base_ = std::exchange(o.base_, nullptr);
+    data_words_ = std::move(o.data_words_);
+    control_words_ = std::move(o.control_words_);
+  }
+
+  // Collective: completes own operations, waits (bounded) until every
+  // member is here, then frees the window. After a failure the window is
+  // left allocated: MPI_Win_free would wait for the failed member forever.
+  void release() noexcept {
+    if (win_ == MPI_WIN_NULL) return;
+    bool ok = !detail::mpi_impl::finalized() && !detail::mpi_impl::broken();
+    if (ok) {
+      try {
+        flush_all();
+        detail::mpi_impl::barrier(ctx_->comm_, ctx_->wait_limit_, who, [] {});
+      } catch (...) {
+        ok = false;  // marked broken by the failing step
+      }
+    }
+    if (ok) {
+      MPI_Win_unlock_all(win_);
+      MPI_Win_free(&win_);
+    }
+    win_ = MPI_WIN_NULL;
+    base_ = nullptr;
+    ctx_ = nullptr;
+  }
+
+  mpi_rma* ctx_ = nullptr;
+  MPI_Win win_ = MPI_WIN_NULL;
+  std::uint64_t* base_ = nullptr;
+  std::vector<std::size_t> data_words_;
+  std::vector<std::size_t> control_words_;
+  std::uint64_t tail_word_ = 0;  // staging for a partial last word, reusable after flush_local
+};
+
+inline mpi_rma::segment mpi_rma::create_segment(std::size_t data_words, std::size_t control_words) {
+  namespace impl = detail::mpi_impl;
+  impl::require_not_broken(who, "create_segment");
+  const std::size_t words = data_words + control_words;
+  if (data_words > std::numeric_limits<std::size_t>::max() / 16 ||
+      words > static_cast<std::size_t>(std::numeric_limits<MPI_Aint>::max() / 8))
+    throw config_error(std::string(who) + ": segment of " + std::to_string(data_words) + " + " +
+                       std::to_string(control_words) + " words is too large");
+  // Every member learns every other's sizes: control words sit after the
+  // data words, so their displacement on a target depends on its data size.
+  const std::array<std::uint64_t, 2> mine{data_words, control_words};
+  const auto all = impl::all_gather_bytes(comm_, std::as_bytes(std::span(mine)), wait_limit_, who, [] {});
+  segment s;
+  s.ctx_ = this;
+  s.data_words_.resize(size_);
+  s.control_words_.resize(size_);
+  for (std::size_t m = 0; m < size_; ++m) {
+    std::array<std::uint64_t, 2> theirs{};
+    if (all[m].size() != sizeof theirs)
+      throw comm_error(std::string(who) + ": malformed segment size record");
+    std::memcpy(theirs.data(), all[m].data(), sizeof theirs);
+    s.data_words_[m] = static_cast<std::size_t>(theirs[0]);
+    s.control_words_[m] = static_cast<std::size_t>(theirs[1]);
+  }
+
+  // Only MPI_SUM and MPI_NO_OP ever touch a control word: osc components may
+  // then use network atomics.
+  MPI_Info info = MPI_INFO_NULL;
+  impl::check(MPI_Info_create(&info), who, "MPI_Info_create");
+  MPI_Info_set(info, "accumulate_ops", "same_op_no_op");
+  void* base = nullptr;
+  MPI_Win win = MPI_WIN_NULL;
+  const int rc = MPI_Win_allocate(static_cast<MPI_Aint>(8 * words), 8, info, comm_, &base, &win);
+  MPI_Info_free(&info);
+  if (rc != MPI_SUCCESS) impl::mark_broken();  // others may hold a window this member lacks
+  impl::check(rc, who, "MPI_Win_allocate");
+  s.win_ = win;
+  s.base_ = static_cast<std::uint64_t*>(base);
+  impl::check(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN), who, "MPI_Win_set_errhandler");
+  if (words != 0 && reinterpret_cast<std::uintptr_t>(base) % alignof(std::uint64_t) != 0)
+    throw comm_error(std::string(who) + ": MPI_Win_allocate returned memory not aligned to 8 bytes");
+  // MPI_Win_allocate does not zero the memory (osc/pt2pt hands out recycled
+  // memory); empty slots and counters must read as 0.
+  if (words != 0) std::memset(base, 0, 8 * words);
+  impl::check(MPI_Win_lock_all(MPI_MODE_NOCHECK, win), who, "MPI_Win_lock_all");
+  impl::check(MPI_Win_sync(win), who, "MPI_Win_sync");
+  // Nobody writes into a window before its owner has zeroed it.
+  impl::barrier(comm_, wait_limit_, who, [] {});
+  return s;
+}
+
+}  // namespace comm
+DML_END_NAMESPACE

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: BSL-1.0
-// Shared by the reference trainers: the common command line, runtime policy
-// names to compile-time policies, data sets (Fashion-MNIST or LIBSVM files),
-// and the per-epoch progress line / CSV row. Nothing here is dml API; a
-// trainer copied out of examples/ takes this file along.
+// Shared by the reference trainers: the common command line, where the ranks
+// run (in-process threads or MPI processes), runtime policy names to
+// compile-time policies, data sets (Fashion-MNIST or LIBSVM files), and the
+// per-epoch progress line / CSV row. Nothing here is dml API; a trainer
+// copied out of examples/ takes this file along.
 #pragma once
 
 #include <dml/data.hpp>
 #include <dml/dml.hpp>
+
+#include "launcher.hpp"
 
 #include <Eigen/Core>
 
@@ -31,11 +34,6 @@
 
 namespace trainer {
 
-/// A bad command line: main() prints it and exits with code 2.
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
 /// The options every trainer shares.
 struct settings {
   std::size_t ranks = 8, epochs = 10, cb_size = 32, limit = 0;
@@ -43,6 +41,7 @@ struct settings {
   std::uint64_t seed = 1;
   std::string transport = "inproc", topology = "all", consistency = "bsp";
   std::string data, test, csv;  // empty data/test: Fashion-MNIST
+  bool ranks_given = false;     // --ranks was on the command line
 };
 
 /// A whole number >= min, or for floating types a finite number > 0.
@@ -100,6 +99,7 @@ inline settings parse(int argc, char** argv, settings s, const extra_options& ex
     if (arg == "--ranks") {
       need_value();
       s.ranks = parse_number<std::size_t>(arg, value);
+      s.ranks_given = true;
     } else if (arg == "--epochs") {
       need_value();
       s.epochs = parse_number<std::size_t>(arg, value);
@@ -118,9 +118,6 @@ inline settings parse(int argc, char** argv, settings s, const extra_options& ex
     } else if (arg == "--transport") {
       need_value();
       s.transport = parse_choice(arg, value, {"inproc", "mpi_rma", "mpi"});
-      if (s.transport != "inproc")
-        throw usage_error("--transport " + s.transport +
-                          " is not available yet: the MPI trainers come with the MPI transport; use inproc");
     } else if (arg == "--topology") {
       need_value();
       s.topology = parse_choice(arg, value, {"all", "halton", "root_expander", "ring"});
@@ -141,6 +138,9 @@ inline settings parse(int argc, char** argv, settings s, const extra_options& ex
   if (s.ranks > 256)
     throw usage_error("--ranks " + std::to_string(s.ranks) + " is too many (at most 256 threads)");
   if (s.data.empty() != s.test.empty()) throw usage_error("--data and --test go together");
+  if (s.transport != "inproc" && s.ranks_given)
+    throw usage_error("--ranks is for --transport inproc; with " + s.transport +
+                      " every MPI process is one rank (mpiexec -n N)");
   return s;
 }
 
@@ -255,8 +255,9 @@ class progress {
 
 /// The shared part of the help text.
 inline constexpr const char* common_help =
-    R"(  --ranks N              in-process ranks (threads), default 8
-  --transport NAME       inproc (mpi_rma | mpi come with the MPI transport)
+    R"(  --transport NAME       inproc (threads, default) | mpi_rma | mpi (one rank per
+                         MPI process: mpiexec -n N dml-... --transport mpi_rma)
+  --ranks N              in-process ranks (threads) for inproc, default 8
   --topology NAME        all | halton | root_expander | ring, default all
   --consistency NAME     bsp | asp | ssp (slack 2) | notify_ack, default bsp
   --cb-size N            examples per rank between communications

@@ -1,13 +1,62 @@
 # SPDX-License-Identifier: BSL-1.0
 # dml_trainer_test(<target> <name> EXIT <code> [STDOUT <regex>] [STDERR <regex>]
-#                  [CHECK_LOSS] ARGS <arguments...>)
-# One ctest test running a trainer through run_check.cmake.
+#                  [CHECK_LOSS] [MAX_LOSS <x>] [LOSS_NAME <column>]
+#                  [MPI <processes>] ARGS <arguments...>)
+# One ctest test running a trainer through run_check.cmake (which explains
+# the loss checks); with MPI, under mpiexec with that many processes (needs
+# dml::mpi; not registered otherwise).
 function(dml_trainer_test target name)
-  cmake_parse_arguments(arg "CHECK_LOSS" "EXIT;STDOUT;STDERR" "ARGS" ${ARGN})
-  string(REPLACE ";" "|" args "${arg_ARGS}")  # a ';' would split the -D argument
+  cmake_parse_arguments(arg "CHECK_LOSS" "EXIT;STDOUT;STDERR;MPI;MAX_LOSS;LOSS_NAME" "ARGS" ${ARGN})
+  set(tool "$<TARGET_FILE:${target}>")
+  set(args ${arg_ARGS})
+  set(labels "example;${target}")
+  set(environment "")
+  if(arg_MPI)
+    if(NOT TARGET dml::mpi)
+      return()
+    endif()
+    dml_mpiexec_command(mpiexec ${arg_MPI})
+    list(POP_FRONT mpiexec tool)
+    set(args ${mpiexec} "$<TARGET_FILE:${target}>" ${args})
+    list(APPEND labels mpi)
+    set(environment ${DML_MPI_TEST_ENVIRONMENT})
+  endif()
+  string(REPLACE ";" "|" args "${args}")  # a ';' would split the -D argument
   add_test(NAME "example: ${target} ${name}"
-           COMMAND ${CMAKE_COMMAND} "-DTOOL=$<TARGET_FILE:${target}>" "-DARGS=${args}" "-DEXPECT_EXIT=${arg_EXIT}"
+           COMMAND ${CMAKE_COMMAND} "-DTOOL=${tool}" "-DARGS=${args}" "-DEXPECT_EXIT=${arg_EXIT}"
                    "-DSTDOUT_REGEX=${arg_STDOUT}" "-DSTDERR_REGEX=${arg_STDERR}" "-DCHECK_LOSS=${arg_CHECK_LOSS}"
+                   "-DMAX_LOSS=${arg_MAX_LOSS}" "-DLOSS_NAME=${arg_LOSS_NAME}"
                    -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/run_check.cmake")
-  set_tests_properties("example: ${target} ${name}" PROPERTIES LABELS "example;${target}" TIMEOUT 300)
+  set_tests_properties("example: ${target} ${name}" PROPERTIES LABELS "${labels}" TIMEOUT 300)
+  if(arg_MPI)
+    set_tests_properties("example: ${target} ${name}" PROPERTIES RUN_SERIAL TRUE ENVIRONMENT "${environment}")
+  endif()
+endfunction()
+
+# dml_trainer_matches_inproc(<target> TRANSPORT <mpi_rma|mpi> PROCESSES <n>
+#                            [REL_TOL <decimal>] ARGS <arguments...>)
+# One ctest test: the trainer with <n> in-process ranks, then under mpiexec
+# with <n> processes and --transport <t>, must end at the same loss
+# (compare_runs.cmake; default tolerance 0.00001 relative). Needs dml::mpi.
+function(dml_trainer_matches_inproc target)
+  cmake_parse_arguments(arg "" "TRANSPORT;PROCESSES;REL_TOL" "ARGS" ${ARGN})
+  if(NOT TARGET dml::mpi)
+    return()
+  endif()
+  if(NOT arg_REL_TOL)
+    set(arg_REL_TOL 0.00001)
+  endif()
+  dml_mpiexec_command(mpiexec ${arg_PROCESSES})
+  set(first "$<TARGET_FILE:${target}>" ${arg_ARGS} --ranks ${arg_PROCESSES})
+  set(second ${mpiexec} "$<TARGET_FILE:${target}>" ${arg_ARGS} --transport ${arg_TRANSPORT})
+  string(REPLACE ";" "|" first "${first}")
+  string(REPLACE ";" "|" second "${second}")
+  set(name "example: ${target} under mpiexec -n ${arg_PROCESSES} with ${arg_TRANSPORT} matches inproc")
+  add_test(NAME "${name}"
+           COMMAND ${CMAKE_COMMAND} "-DFIRST=${first}" "-DSECOND=${second}" "-DREL_TOL=${arg_REL_TOL}"
+                   -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/compare_runs.cmake")
+  set_tests_properties("${name}" PROPERTIES LABELS "example;${target};mpi" TIMEOUT 300 RUN_SERIAL TRUE)
+  if(DML_MPI_TEST_ENVIRONMENT)
+    set_tests_properties("${name}" PROPERTIES ENVIRONMENT "${DML_MPI_TEST_ENVIRONMENT}")
+  endif()
 endfunction()

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 // dml-least-squares: linear least-squares regression by minibatch SGD, data
-// parallel over in-process ranks.
+// parallel over in-process ranks or MPI processes.
 //
 // From a serial trainer to this one. A serial loop looks like
 //
@@ -12,8 +12,9 @@
 //
 // Four changes make it data parallel (see train() below):
 //  1. The loop moves into a function of a transport context `comm`, and
-//     main() starts the ranks: dml::comm::inproc::run(R, fn) here, an MPI
-//     context in a multi-process program.
+//     main() starts the ranks: dml::comm::inproc::run(R, fn) for threads, or
+//     an MPI context (dml::comm::mpi_rma) per process; trainer::launcher
+//     (examples/common/launcher.hpp) picks by --transport.
 //  2. Each rank walks its own shard: rank r takes rows r, r + R, r + 2R, ...,
 //     a minibatch of b rows each step.
 //  3. The gradient buffer becomes a distributed vector:
@@ -36,6 +37,8 @@
 // (decentralized SGD, as in MALT and ASAP). Over all with bsp it takes the
 // same steps as averaging gradients.
 #include <dml/dml.hpp>
+
+#include "../common/launcher.hpp"
 
 #include <Eigen/Core>
 
@@ -61,14 +64,13 @@ struct settings {
   std::size_t ranks = 8, epochs = 10, dim = 32, samples = 8192, batch = 32;
   float lr = 0.05f;
   std::uint64_t seed = 1;
-  std::string topology = "all", consistency = "bsp";
+  std::string transport = "inproc", topology = "all", consistency = "bsp";
+  bool ranks_given = false;      // --ranks was on the command line
   bool exchange_models = false;  // --exchange models
   bool check = false;            // --check-against-single
 };
 
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using trainer::usage_error;
 
 constexpr float noise_sd = 0.5f;  // y = x . w* + N(0, noise_sd^2)
 
@@ -99,9 +101,9 @@ struct outcome {
 };
 
 template <class Topology, class Consistency>
-outcome train(const settings& s, const dataset& data, bool verbose) {
+outcome train(trainer::launcher& launch, const settings& s, const dataset& data, bool verbose) {
   outcome result;
-  dml::comm::inproc::run(s.ranks, [&](dml::comm::inproc::context& comm) {
+  launch.run([&](auto& comm) {
     const auto ranks = static_cast<Eigen::Index>(comm.size()), rank = static_cast<Eigen::Index>(comm.rank());
     const auto b = static_cast<Eigen::Index>(s.batch), dim = static_cast<Eigen::Index>(s.dim);
     // The one distributed vector training needs: it carries each step's
@@ -122,7 +124,8 @@ outcome train(const settings& s, const dataset& data, bool verbose) {
       mean.scatter();
       mean.gather();
       if (rank != 0) return;
-      const Eigen::VectorXf model = mean.eigen().head(dim).cast<float>();
+      const Eigen::VectorXd means = mean.eigen().head(dim);
+      const Eigen::VectorXf model = means.cast<float>();
       result = {mse(data, model), seconds, mean.eigen()[dim], model};
       if (verbose)
         std::printf("epoch %3zu  %7.3f s  mse %10.5f  %12.0f bytes sent per member  %5.1f%% full gathers\n",
@@ -162,20 +165,20 @@ outcome train(const settings& s, const dataset& data, bool verbose) {
 
 // Runtime names to compile-time policies.
 template <class Topology>
-outcome train_with(const settings& s, const dataset& data, bool verbose) {
+outcome train_with(trainer::launcher& launch, const settings& s, const dataset& data, bool verbose) {
   namespace c = dml::consistency;
-  if (s.consistency == "bsp") return train<Topology, c::bsp>(s, data, verbose);
-  if (s.consistency == "asp") return train<Topology, c::asp>(s, data, verbose);
-  if (s.consistency == "ssp") return train<Topology, c::ssp<2>>(s, data, verbose);
-  return train<Topology, c::notify_ack>(s, data, verbose);
+  if (s.consistency == "bsp") return train<Topology, c::bsp>(launch, s, data, verbose);
+  if (s.consistency == "asp") return train<Topology, c::asp>(launch, s, data, verbose);
+  if (s.consistency == "ssp") return train<Topology, c::ssp<2>>(launch, s, data, verbose);
+  return train<Topology, c::notify_ack>(launch, s, data, verbose);
 }
 
-outcome train(const settings& s, const dataset& data, bool verbose) {
+outcome train(trainer::launcher& launch, const settings& s, const dataset& data, bool verbose) {
   namespace t = dml::topology;
-  if (s.topology == "all") return train_with<t::all>(s, data, verbose);
-  if (s.topology == "halton") return train_with<t::halton>(s, data, verbose);
-  if (s.topology == "root_expander") return train_with<t::root_expander>(s, data, verbose);
-  return train_with<t::ring>(s, data, verbose);
+  if (s.topology == "all") return train_with<t::all>(launch, s, data, verbose);
+  if (s.topology == "halton") return train_with<t::halton>(launch, s, data, verbose);
+  if (s.topology == "root_expander") return train_with<t::root_expander>(launch, s, data, verbose);
+  return train_with<t::ring>(launch, s, data, verbose);
 }
 
 // The acceptance check: do R ranks reach the loss of one rank? Under bsp or
@@ -189,12 +192,13 @@ outcome train(const settings& s, const dataset& data, bool verbose) {
 int check_against_single(settings s, const dataset& data) {
   const std::size_t ranks = s.ranks, b = s.batch;
   const bool exact = s.topology == "all" && (s.consistency == "bsp" || s.consistency == "notify_ack");
-  const outcome many = train(s, data, false);
+  trainer::launcher threads(ranks), one(1);
+  const outcome many = train(threads, s, data, false);
   s.ranks = 1;
   s.batch = ranks * b;
-  const outcome same_steps = train(s, data, false);
+  const outcome same_steps = train(one, s, data, false);
   s.batch = b;
-  const outcome small_batch = train(s, data, false);
+  const outcome small_batch = train(one, s, data, false);
   const double floor = double{noise_sd} * noise_sd, limit = 1.1 * floor;
   const double diff = std::abs(double{many.loss} - same_steps.loss) / same_steps.loss;
   std::printf("check: %zu ranks x batch %zu: mse %.6f\n", ranks, b, static_cast<double>(many.loss));
@@ -249,17 +253,20 @@ settings parse(int argc, char** argv) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
     }
-    static constexpr std::string_view known[] = {"--ranks",       "--epochs",  "--dim", "--samples",
-                                                 "--batch",       "--seed",    "--lr",  "--topology",
-                                                 "--consistency", "--exchange"};
+    static constexpr std::string_view known[] = {"--ranks",       "--epochs",   "--dim",      "--samples",
+                                                 "--batch",       "--seed",     "--lr",       "--topology",
+                                                 "--consistency", "--exchange", "--transport"};
     if (std::find(std::begin(known), std::end(known), arg) == std::end(known))
       throw usage_error("unknown argument '" + std::string(argv[i]) + "'");
     if (eq == std::string_view::npos) {
       if (i + 1 == argc) throw usage_error(std::string(arg) + " needs a value");
       value = argv[++i];
     }
-    if (arg == "--ranks")
+    if (arg == "--ranks") {
       s.ranks = parse_number<std::size_t>(arg, value);
+      s.ranks_given = true;
+    } else if (arg == "--transport")
+      s.transport = parse_choice(arg, value, {"inproc", "mpi_rma", "mpi"});
     else if (arg == "--epochs")
       s.epochs = parse_number<std::size_t>(arg, value);
     else if (arg == "--dim")
@@ -281,21 +288,32 @@ settings parse(int argc, char** argv) {
   }
   if (s.ranks > 256)
     throw usage_error("--ranks " + std::to_string(s.ranks) + " is too many (at most 256 threads)");
+  if (s.transport != "inproc" && s.ranks_given)
+    throw usage_error("--ranks is for --transport inproc; with " + s.transport +
+                      " every MPI process is one rank (mpiexec -n N)");
+  if (s.transport != "inproc" && s.check)
+    throw usage_error("--check-against-single compares in-process runs (--transport inproc)");
   if (s.samples > (std::size_t{1} << 28) / s.dim)
     throw usage_error("--samples " + std::to_string(s.samples) + " x --dim " + std::to_string(s.dim) +
                       " is too much data for this example (at most 2^28 values)");
+  return s;
+}
+
+// Once the number of ranks is known (under MPI: after MPI started).
+void require_enough_samples(const settings& s) {
   if (s.samples / s.ranks < s.batch)
     throw usage_error("--samples " + std::to_string(s.samples) + " is too few: " + std::to_string(s.ranks) +
                       " ranks with batch " + std::to_string(s.batch) + " need at least " +
                       std::to_string(s.ranks * s.batch) + " per step");
-  return s;
 }
 
 constexpr const char* help = R"(usage: dml-least-squares [options]
 Trains linear least squares y = x . w by minibatch SGD on generated data
 (standard normal features, y = x . w* + N(0, 0.25)), data parallel over
-in-process ranks that average gradients or models with a dml distributed vector.
-  --ranks N              ranks (threads), default 8
+ranks that average gradients or models with a dml distributed vector.
+  --transport NAME       inproc (threads, default) | mpi_rma | mpi (one rank per
+                         MPI process: mpiexec -n N dml-least-squares ...)
+  --ranks N              in-process ranks (threads) for inproc, default 8
   --topology NAME        all | halton | root_expander | ring, default all
   --consistency NAME     bsp | asp | ssp (slack 2) | notify_ack, default bsp
   --exchange WHAT        gradients | models, default gradients: averaging
@@ -324,17 +342,24 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    trainer::launcher launch(s.transport, s.ranks, argc, argv);  // starts MPI for mpi_rma / mpi
+    require_enough_samples(s);
     const dataset data = generate(s);
     if (s.check) return check_against_single(s, data);
-    std::printf(
-        "%zu ranks, topology %s, consistency %s, exchange %s, %zu samples x %zu features, batch %zu per "
-        "rank, "
-        "lr %g\n",
-        s.ranks, s.topology.c_str(), s.consistency.c_str(), s.exchange_models ? "models" : "gradients",
-        s.samples, s.dim, s.batch, static_cast<double>(s.lr));
-    const outcome r = train(s, data, true);
-    std::printf("final: loss=%.6f seconds=%.3f bytes=%.0f epochs=%zu\n", static_cast<double>(r.loss),
-                r.seconds, r.bytes, s.epochs);
+    if (launch.leader())
+      std::printf(
+          "%zu ranks, topology %s, consistency %s, exchange %s, %zu samples x %zu features, batch %zu per "
+          "rank, "
+          "lr %g\n",
+          s.ranks, s.topology.c_str(), s.consistency.c_str(), s.exchange_models ? "models" : "gradients",
+          s.samples, s.dim, s.batch, static_cast<double>(s.lr));
+    const outcome r = train(launch, s, data, true);
+    if (launch.leader())
+      std::printf("final: loss=%.6f seconds=%.3f bytes=%.0f epochs=%zu\n", static_cast<double>(r.loss),
+                  r.seconds, r.bytes, s.epochs);
+  } catch (const usage_error& e) {
+    std::fprintf(stderr, "dml-least-squares: %s (see --help)\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dml-least-squares: %s\n", e.what());
     return 1;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // dml-logreg: multinomial logistic (softmax) regression by minibatch SGD,
-// data parallel over in-process ranks that average their models.
+// data parallel over ranks (threads, or MPI processes) that average their
+// models.
 //
 // From a serial trainer to this one. The serial loop is
 //
@@ -12,8 +13,9 @@
 // below (about 30 changed lines; argument parsing, loading and reporting
 // live in examples/common/common.hpp and would be there in a serial
 // trainer too):
-//  [1] main() starts R ranks with dml::comm::inproc::run and the loop moves
-//      into a function of the rank's context;
+//  [1] main() starts the ranks -- R threads with dml::comm::inproc::run, or
+//      one per MPI process (trainer::launcher picks) -- and the loop moves
+//      into a function of the rank's transport context;
 //  [2] each rank takes its shard of the (once shuffled) training set:
 //      dml::data::shard{rank, R} -- together the ranks use every sample once
 //      per epoch;
@@ -94,12 +96,12 @@ void step(model& w, const dataset& train, const std::vector<std::size_t>& batch,
 }
 
 template <class Topology, class Consistency>
-trainer::row train(const settings& s, std::size_t batch_size, const dataset& train, const dataset& test,
-                   trainer::progress& out) {
+trainer::row train(trainer::launcher& launch, const settings& s, std::size_t batch_size, const dataset& train,
+                   const dataset& test, trainer::progress& out) {
   const std::size_t n = static_cast<std::size_t>(train.x.rows()), dim = (train.x.cols() + 1) * classes;
   const std::vector<std::size_t> order = dml::data::permutation(n, s.seed);
   trainer::row last;
-  dml::comm::inproc::run(s.ranks, [&](dml::comm::inproc::context& comm) {  // [1]
+  launch.run([&](auto& comm) {  // [1]
     const std::size_t rank = comm.rank(), ranks = comm.size();
     std::vector<std::size_t> mine;  // [2] this rank's samples
     for (std::size_t i : dml::data::shard{rank, ranks}.indices(n)) mine.push_back(order[i]);
@@ -125,7 +127,8 @@ trainer::row train(const settings& s, std::size_t batch_size, const dataset& tra
       mean.gather();
       seconds += std::chrono::duration<double>(clock::now() - start).count();
       if (rank == 0) {
-        const Eigen::VectorXf avg = mean.eigen().head(d).cast<float>();
+        const Eigen::VectorXd means = mean.eigen().head(d);
+        const Eigen::VectorXf avg = means.cast<float>();
         const const_model m(avg.data(), train.x.cols() + 1, classes);
         const double loss = evaluate(m, train).first, accuracy = evaluate(m, test).second;
         last = {epoch,
@@ -166,7 +169,7 @@ trainer::row train(const settings& s, std::size_t batch_size, const dataset& tra
 
 constexpr const char* help_head = R"(usage: dml-logreg [options]
 Trains softmax regression (10 classes) by minibatch SGD, data parallel over
-in-process ranks that average their models with a dml distributed vector
+ranks that average their models with a dml distributed vector
 after every --cb-size examples. Data: Fashion-MNIST (pixels scaled to [0, 1])
 or LIBSVM files with labels 0..9.
   --data FILE --test FILE  LIBSVM training and test files
@@ -195,6 +198,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    trainer::launcher launch(s.transport, s.ranks, argc, argv);  // starts MPI for --transport mpi_rma / mpi
     const auto [train_set, test_set] = trainer::load(s);
     for (const auto* d : {&train_set, &test_set})
       for (int label : d->y)
@@ -204,17 +208,19 @@ int main(int argc, char** argv) {
       throw trainer::usage_error(std::to_string(train_set.x.rows()) + " training samples are too few for " +
                                  std::to_string(s.ranks) + " ranks with --cb-size " +
                                  std::to_string(s.cb_size));
-    std::printf(
-        "dml-logreg: %zu ranks, topology %s, consistency %s, cb-size %zu, lr %g, %zu training / %zu test "
-        "samples\n",
-        s.ranks, s.topology.c_str(), s.consistency.c_str(), s.cb_size, static_cast<double>(s.lr),
-        static_cast<std::size_t>(train_set.x.rows()), static_cast<std::size_t>(test_set.x.rows()));
-    trainer::progress out(s.csv, "accuracy");
+    if (launch.leader())
+      std::printf(
+          "dml-logreg: %zu ranks, topology %s, consistency %s, cb-size %zu, lr %g, %zu training / %zu test "
+          "samples\n",
+          s.ranks, s.topology.c_str(), s.consistency.c_str(), s.cb_size, static_cast<double>(s.lr),
+          static_cast<std::size_t>(train_set.x.rows()), static_cast<std::size_t>(test_set.x.rows()));
+    trainer::progress out(launch.leader() ? s.csv : std::string(), "accuracy");
     const trainer::row r = trainer::with_policies(s, [&](auto topology, auto consistency) {
-      return train<decltype(topology), decltype(consistency)>(s, batch, train_set, test_set, out);
+      return train<decltype(topology), decltype(consistency)>(launch, s, batch, train_set, test_set, out);
     });
-    std::printf("final: accuracy=%.4f loss=%.5f seconds=%.3f bytes=%.0f epochs=%zu\n", r.quality, r.loss,
-                r.seconds, r.bytes, s.epochs);
+    if (launch.leader())
+      std::printf("final: accuracy=%.4f loss=%.5f seconds=%.3f bytes=%.0f epochs=%zu\n", r.quality, r.loss,
+                  r.seconds, r.bytes, s.epochs);
   } catch (const trainer::usage_error& e) {
     std::fprintf(stderr, "dml-logreg: %s (see --help)\n", e.what());
     return 2;

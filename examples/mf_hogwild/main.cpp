@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // dml-mf-hogwild: matrix factorization by SGD, distributed Hogwild style,
-// over in-process ranks, on a generated low-rank rating matrix with a
-// planted truth: R = U* V*^T + N(0, noise^2), a random part observed.
+// over ranks (threads or MPI processes), on a generated low-rank rating
+// matrix with a planted truth: R = U* V*^T + N(0, noise^2), a random part observed.
 //
 // Each rank runs plain SGD on its shard of the observed ratings,
 //
@@ -103,11 +103,12 @@ struct outcome {
 };
 
 template <class Topology, class Consistency>
-outcome train(const settings& s, const problem_size& p, const problem& data, trainer::progress& out) {
+outcome train(trainer::launcher& launch, const settings& s, const problem_size& p, const problem& data,
+              trainer::progress& out) {
   const std::size_t n = data.train.size(), k = p.rank, size = (p.users + p.items) * k;
   const std::vector<std::size_t> order = dml::data::permutation(n, s.seed);
   outcome result;
-  dml::comm::inproc::run(s.ranks, [&](dml::comm::inproc::context& comm) {
+  launch.run([&](auto& comm) {
     using clock = std::chrono::steady_clock;
     const std::size_t rank = comm.rank(), ranks = comm.size();
     std::vector<std::size_t> mine;
@@ -196,7 +197,7 @@ outcome train(const settings& s, const problem_size& p, const problem& data, tra
 
 constexpr const char* help_head = R"(usage: dml-mf-hogwild [options]
 Factorizes a generated rank-5 300 x 300 rating matrix (half observed, noise
-0.1) by SGD over in-process ranks that publish the rows they change after
+0.1) by SGD over ranks that publish the rows they change after
 every --cb-size ratings with a sparse distributed vector and the `replace`
 gather (distributed Hogwild). Reports the test RMSE (the noise level is the
 best possible) and the RMSE against the noiseless truth.
@@ -224,26 +225,30 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    trainer::launcher launch(s.transport, s.ranks, argc, argv);  // starts MPI for --transport mpi_rma / mpi
     problem data = generate(p, s.seed);
     if (s.limit != 0 && s.limit < data.train.size()) data.train.resize(s.limit);
     if (data.train.size() / s.ranks < s.cb_size)
       throw trainer::usage_error(std::to_string(data.train.size()) + " training ratings are too few for " +
                                  std::to_string(s.ranks) + " ranks with --cb-size " +
                                  std::to_string(s.cb_size));
-    std::printf(
-        "dml-mf-hogwild: %zu ranks, topology %s, consistency %s, cb-size %zu, lr %g, %zu x %zu rank %zu, "
-        "noise %g, %zu training / %zu test ratings\n",
-        s.ranks, s.topology.c_str(), s.consistency.c_str(), s.cb_size, static_cast<double>(s.lr), p.users,
-        p.items, p.rank, static_cast<double>(p.noise), data.train.size(), data.test.size());
-    trainer::progress out(s.csv, "rmse");
+    if (launch.leader())
+      std::printf(
+          "dml-mf-hogwild: %zu ranks, topology %s, consistency %s, cb-size %zu, lr %g, %zu x %zu rank %zu, "
+          "noise %g, %zu training / %zu test ratings\n",
+          s.ranks, s.topology.c_str(), s.consistency.c_str(), s.cb_size, static_cast<double>(s.lr), p.users,
+          p.items, p.rank, static_cast<double>(p.noise), data.train.size(), data.test.size());
+    trainer::progress out(launch.leader() ? s.csv : std::string(), "rmse");
     const outcome r = trainer::with_policies(s, [&](auto topology, auto consistency) {
-      return train<decltype(topology), decltype(consistency)>(s, p, data, out);
+      return train<decltype(topology), decltype(consistency)>(launch, s, p, data, out);
     });
-    std::printf("noise %.4f: test rmse %.4f is %.1f%% above it; rmse against the noiseless truth %.4f\n",
-                static_cast<double>(p.noise), r.last.quality, 100 * (r.last.quality / p.noise - 1),
-                r.truth_rmse);
-    std::printf("final: rmse=%.5f loss=%.5f seconds=%.3f bytes=%.0f epochs=%zu\n", r.last.quality,
-                r.last.loss, r.last.seconds, r.last.bytes, s.epochs);
+    if (launch.leader()) {
+      std::printf("noise %.4f: test rmse %.4f is %.1f%% above it; rmse against the noiseless truth %.4f\n",
+                  static_cast<double>(p.noise), r.last.quality, 100 * (r.last.quality / p.noise - 1),
+                  r.truth_rmse);
+      std::printf("final: rmse=%.5f loss=%.5f seconds=%.3f bytes=%.0f epochs=%zu\n", r.last.quality,
+                  r.last.loss, r.last.seconds, r.last.bytes, s.epochs);
+    }
   } catch (const trainer::usage_error& e) {
     std::fprintf(stderr, "dml-mf-hogwild: %s (see --help)\n", e.what());
     return 2;

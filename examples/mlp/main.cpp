@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // dml-mlp: a 784-256-10 network (ReLU, softmax) trained by minibatch SGD,
-// data parallel over in-process ranks, one distributed vector per layer.
+// data parallel over ranks (threads or MPI processes), one distributed
+// vector per layer.
 //
 // As MALT does for neural networks, the ranks exchange gradients every step
 // (--cb-size examples per rank) and average whole models every
@@ -106,12 +107,12 @@ std::pair<double, double> evaluate(net& n, const dataset& d, Eigen::Index limit)
 }
 
 template <class Topology, class Consistency>
-trainer::row train(const settings& s, std::size_t average_every, const dataset& train, const dataset& test,
-                   trainer::progress& out) {
+trainer::row train(trainer::launcher& launch, const settings& s, std::size_t average_every,
+                   const dataset& train, const dataset& test, trainer::progress& out) {
   const std::size_t n = static_cast<std::size_t>(train.x.rows());
   const std::vector<std::size_t> order = dml::data::permutation(n, s.seed);
   trainer::row last;
-  dml::comm::inproc::run(s.ranks, [&](dml::comm::inproc::context& comm) {  // [1]
+  launch.run([&](auto& comm) {  // [1]
     using clock = std::chrono::steady_clock;
     const std::size_t rank = comm.rank(), ranks = comm.size();
     std::vector<std::size_t> mine;  // [2]
@@ -201,7 +202,7 @@ trainer::row train(const settings& s, std::size_t average_every, const dataset& 
 
 constexpr const char* help_head = R"(usage: dml-mlp [options]
 Trains a 784-256-10 network (ReLU, softmax) on Fashion-MNIST by minibatch SGD,
-data parallel over in-process ranks: gradients are averaged after every
+data parallel over ranks: gradients are averaged after every
 --cb-size examples per rank (the minibatch), whole models every
 --average-every steps.
   --average-every N      steps between model averages, default 8
@@ -228,23 +229,27 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    trainer::launcher launch(s.transport, s.ranks, argc, argv);  // starts MPI for --transport mpi_rma / mpi
     const auto [train_set, test_set] = trainer::load(s);
     if (static_cast<std::size_t>(train_set.x.rows()) / s.ranks < s.cb_size)
       throw trainer::usage_error(std::to_string(train_set.x.rows()) + " training samples are too few for " +
                                  std::to_string(s.ranks) + " ranks with --cb-size " +
                                  std::to_string(s.cb_size));
-    std::printf(
-        "dml-mlp: %zu ranks, topology %s, consistency %s, cb-size %zu, average every %zu steps, lr %g, "
-        "%zu training / %zu test samples\n",
-        s.ranks, s.topology.c_str(), s.consistency.c_str(), s.cb_size, average_every,
-        static_cast<double>(s.lr), static_cast<std::size_t>(train_set.x.rows()),
-        static_cast<std::size_t>(test_set.x.rows()));
-    trainer::progress out(s.csv, "accuracy");
+    if (launch.leader())
+      std::printf(
+          "dml-mlp: %zu ranks, topology %s, consistency %s, cb-size %zu, average every %zu steps, lr %g, "
+          "%zu training / %zu test samples\n",
+          s.ranks, s.topology.c_str(), s.consistency.c_str(), s.cb_size, average_every,
+          static_cast<double>(s.lr), static_cast<std::size_t>(train_set.x.rows()),
+          static_cast<std::size_t>(test_set.x.rows()));
+    trainer::progress out(launch.leader() ? s.csv : std::string(), "accuracy");
     const trainer::row r = trainer::with_policies(s, [&](auto topology, auto consistency) {
-      return train<decltype(topology), decltype(consistency)>(s, average_every, train_set, test_set, out);
+      return train<decltype(topology), decltype(consistency)>(launch, s, average_every, train_set, test_set,
+                                                              out);
     });
-    std::printf("final: accuracy=%.4f loss=%.5f seconds=%.3f bytes=%.0f epochs=%zu\n", r.quality, r.loss,
-                r.seconds, r.bytes, s.epochs);
+    if (launch.leader())
+      std::printf("final: accuracy=%.4f loss=%.5f seconds=%.3f bytes=%.0f epochs=%zu\n", r.quality, r.loss,
+                  r.seconds, r.bytes, s.epochs);
   } catch (const trainer::usage_error& e) {
     std::fprintf(stderr, "dml-mlp: %s (see --help)\n", e.what());
     return 2;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
 // dml-svm-sgd: a linear SVM trained by SGD in the style of Leon Bottou's
 // svmsgd (hinge loss, L2 regularization lambda, step eta_t = 1 / (lambda
-// (t + t0))), data parallel over in-process ranks that average their models
-// with a user gather functor that also rescales, as in MALT's SVM.
+// (t + t0))), data parallel over ranks (threads or MPI processes) that
+// average their models with a user gather functor that also rescales, as in
+// MALT's SVM.
 //
 // From a serial trainer to this one. Bottou's loop is
 //
@@ -13,7 +14,7 @@
 //     }
 //
 // The data-parallel version changes it in the places marked [1]..[5] (the
-// same five as examples/logreg): ranks started by dml::comm::inproc::run,
+// same five as examples/logreg): ranks started by trainer::launcher,
 // a dml::data::shard per rank, one distributed vector holding [w, b], and
 // after every --cb-size samples: copy the model in, scatter(), gather(),
 // copy it back. The gather functor average_and_rescale (below, a dozen
@@ -89,14 +90,14 @@ struct svm_options {
 };
 
 template <class Topology, class Consistency>
-trainer::row train(const settings& s, const svm_options& o, const task& train, const task& test,
-                   trainer::progress& out) {
+trainer::row train(trainer::launcher& launch, const settings& s, const svm_options& o, const task& train,
+                   const task& test, trainer::progress& out) {
   const std::size_t n = static_cast<std::size_t>(train.x.rows()),
                     d = static_cast<std::size_t>(train.x.cols());
   const std::vector<std::size_t> order = dml::data::permutation(n, s.seed);
   const double t0 = 1.0 / (double{o.lambda} * s.lr);  // eta_0 = --lr
   trainer::row last;
-  dml::comm::inproc::run(s.ranks, [&](dml::comm::inproc::context& comm) {  // [1]
+  launch.run([&](auto& comm) {  // [1]
     using clock = std::chrono::steady_clock;
     const std::size_t rank = comm.rank(), ranks = comm.size();
     std::vector<std::size_t> mine;  // [2]
@@ -118,7 +119,8 @@ trainer::row train(const settings& s, const svm_options& o, const task& train, c
       mean.gather();
       seconds += std::chrono::duration<double>(clock::now() - start).count();
       if (rank == 0) {
-        const Eigen::VectorXf avg = mean.eigen().head(m).cast<float>();
+        const Eigen::VectorXd means = mean.eigen().head(m);
+        const Eigen::VectorXf avg = means.cast<float>();
         last = {epoch,
                 seconds,
                 evaluate(avg, train, o.lambda).first,
@@ -162,7 +164,7 @@ trainer::row train(const settings& s, const svm_options& o, const task& train, c
 constexpr const char* help_head = R"(usage: dml-svm-sgd [options]
 Trains a linear SVM (hinge loss, L2 regularization) by SGD with Bottou's
 step eta_t = 1 / (lambda (t + t0)), eta_0 = --lr, data parallel over
-in-process ranks that average their models, projected into the ball
+ranks that average their models, projected into the ball
 |w| <= 1/sqrt(lambda), after every --cb-size samples. Data: Fashion-MNIST
 (pixels in [0, 1]) or LIBSVM files with whole-number labels.
   --positive N           the +1 class, default 0 (T-shirt/top)
@@ -199,6 +201,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    trainer::launcher launch(s.transport, s.ranks, argc, argv);  // starts MPI for --transport mpi_rma / mpi
     const auto [train_set, test_set] = trainer::load(s);
     const task train = binary(train_set, o.positive, o.negative),
                test = binary(test_set, o.positive, o.negative);
@@ -207,19 +210,21 @@ int main(int argc, char** argv) {
       throw trainer::usage_error(std::to_string(train.x.rows()) + " training samples are too few for " +
                                  std::to_string(s.ranks) + " ranks with --cb-size " +
                                  std::to_string(s.cb_size));
-    std::printf(
-        "dml-svm-sgd: %zu ranks, topology %s, consistency %s, cb-size %zu, eta0 %g, lambda %g, "
-        "class %d vs %s, %zu training / %zu test samples\n",
-        s.ranks, s.topology.c_str(), s.consistency.c_str(), s.cb_size, static_cast<double>(s.lr),
-        static_cast<double>(o.lambda), o.positive,
-        o.negative < 0 ? "rest" : std::to_string(o.negative).c_str(),
-        static_cast<std::size_t>(train.x.rows()), static_cast<std::size_t>(test.x.rows()));
-    trainer::progress out(s.csv, "accuracy");
+    if (launch.leader())
+      std::printf(
+          "dml-svm-sgd: %zu ranks, topology %s, consistency %s, cb-size %zu, eta0 %g, lambda %g, "
+          "class %d vs %s, %zu training / %zu test samples\n",
+          s.ranks, s.topology.c_str(), s.consistency.c_str(), s.cb_size, static_cast<double>(s.lr),
+          static_cast<double>(o.lambda), o.positive,
+          o.negative < 0 ? "rest" : std::to_string(o.negative).c_str(),
+          static_cast<std::size_t>(train.x.rows()), static_cast<std::size_t>(test.x.rows()));
+    trainer::progress out(launch.leader() ? s.csv : std::string(), "accuracy");
     const trainer::row r = trainer::with_policies(s, [&](auto topology, auto consistency) {
-      return ::train<decltype(topology), decltype(consistency)>(s, o, train, test, out);
+      return ::train<decltype(topology), decltype(consistency)>(launch, s, o, train, test, out);
     });
-    std::printf("final: accuracy=%.4f loss=%.5f seconds=%.3f bytes=%.0f epochs=%zu\n", r.quality, r.loss,
-                r.seconds, r.bytes, s.epochs);
+    if (launch.leader())
+      std::printf("final: accuracy=%.4f loss=%.5f seconds=%.3f bytes=%.0f epochs=%zu\n", r.quality, r.loss,
+                  r.seconds, r.bytes, s.epochs);
   } catch (const trainer::usage_error& e) {
     std::fprintf(stderr, "dml-svm-sgd: %s (see --help)\n", e.what());
     return 2;

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: BSL-1.0
+// Shared by the reference trainers: where the ranks run. --transport inproc
+// starts threads in this process; mpi_rma and mpi (in a build with dml::mpi,
+// where CMake defines DML_EXAMPLES_MPI) make this process one rank of the
+// MPI job started by mpiexec. Nothing here is dml API.
+#pragma once
+
+#include <dml/comm/inproc.hpp>
+
+#if DML_EXAMPLES_MPI
+#include <dml/comm/mpi.hpp>
+#include <dml/comm/mpi_rma.hpp>
+#endif
+
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace trainer {
+
+/// A bad command line: main() prints it and exits with code 2.
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Where the ranks run: `ranks` threads of this process (inproc), or this
+/// process as one rank of an MPI job (mpi_rma, mpi). Construct it after
+/// parsing and before loading data: it starts MPI, and finalizes it when
+/// destroyed if it started it.
+class launcher {
+ public:
+  /// `ranks` threads of this process.
+  explicit launcher(std::size_t ranks) : ranks_(ranks) {}
+
+  /// transport: inproc, mpi_rma or mpi. Under MPI, sets `ranks` to the
+  /// number of processes.
+  launcher(const std::string& transport, std::size_t& ranks, int& argc, char**& argv) {
+#if DML_EXAMPLES_MPI
+    if (transport == "mpi_rma") ranks = rma_.emplace(argc, argv).size();
+    if (transport == "mpi") ranks = two_sided_.emplace(argc, argv).size();
+    if (rma_) rank_ = rma_->rank();
+    if (two_sided_) rank_ = two_sided_->rank();
+#else
+    (void)argc;
+    (void)argv;
+    if (transport != "inproc")
+      throw usage_error("--transport " + transport +
+                        " needs a build with MPI (dml::mpi: Open MPI or MPICH, and Boost.MPI); this one has "
+                        "only inproc");
+#endif
+    ranks_ = ranks;
+  }
+
+  /// Whether this process prints progress and results: always in-process,
+  /// and on rank 0 under MPI.
+  [[nodiscard]] bool leader() const noexcept { return rank_ == 0; }
+
+  /// Calls body(comm) on every rank with the rank's transport context, so
+  /// body is a generic lambda ([&](auto& comm) { ... }).
+  template <class Body>
+  void run(Body&& body) {
+#if DML_EXAMPLES_MPI
+    if (rma_) return body(*rma_);
+    if (two_sided_) return body(*two_sided_);
+#endif
+    dml::comm::inproc::run(ranks_, body);
+  }
+
+ private:
+  std::size_t ranks_ = 1, rank_ = 0;
+#if DML_EXAMPLES_MPI
+  std::optional<dml::comm::mpi_rma> rma_;
+  std::optional<dml::comm::mpi> two_sided_;
+#endif
+};
+
+}  // namespace trainer

@@ -4,7 +4,7 @@
 # everything and runs ctest.
 #   scripts/test.sh                          warnings as errors, optimized
 #   scripts/test.sh --sanitize address,undefined   ASan+UBSan build
-#   scripts/test.sh --sanitize thread              ThreadSanitizer build
+#   scripts/test.sh --sanitize thread              ThreadSanitizer build (no MPI)
 # Extra arguments after -- go to ctest (e.g. -- -R topology).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -33,6 +33,15 @@ if [[ -n $sanitize ]]; then
   # Header, install and compile-fail checks test compilation only: the plain
   # run covers them, a sanitizer adds nothing.
   ctest_args=(-LE build_only "${ctest_args[@]}")
+  # Build time: a sanitizer run skips the benchmarks (they are not tests)
+  # and builds the trainers for in-process ranks only; the MPI transports
+  # are sanitized by test/mpi, and the trainers' MPI runs are tested in the
+  # plain run.
+  cmake_args+=(-DDML_BUILD_BENCH=OFF -DDML_EXAMPLES_WITH_MPI=OFF)
+  # ThreadSanitizer finds races between threads of one process. dml's MPI
+  # processes call MPI from one thread and share no memory between threads,
+  # so the ThreadSanitizer run builds without the MPI component.
+  if [[ $sanitize == *thread* ]]; then cmake_args+=(-DDML_WITH_MPI=OFF); fi
 fi
 echo "== dml tests: build in $dir${sanitize:+ (sanitizers: $sanitize)}"
 dml_build "$dir" "${cmake_args[@]}"

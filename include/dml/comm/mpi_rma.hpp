@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <span>
@@ -33,9 +34,15 @@ namespace comm {
 
 /// A transport context over MPI-3 one-sided communication; one per process.
 ///
-/// Each dml segment is a window from `MPI_Win_allocate` (displacement unit 8
-/// bytes: data words, then control words) that stays in a passive-target
-/// `MPI_Win_lock_all` epoch for its whole life.
+/// Each dml segment is a window (displacement unit 8 bytes: data words, then
+/// control words) that stays in a passive-target `MPI_Win_lock_all` epoch for
+/// its whole life. When every member runs on one node the window comes from
+/// `MPI_Win_allocate_shared`, which makes Open MPI use osc/sm (puts are
+/// stores to shared memory, flushes are memory barriers); otherwise, or with
+/// the environment variable `DML_RMA_WINDOW=allocate`, from
+/// `MPI_Win_allocate`, served by osc/rdma or osc/ucx (RDMA across nodes).
+/// Open MPI 4.1 ranks osc/rdma above osc/sm even on one node, and there its
+/// flushes wait for the target to enter MPI: a trainer ran 10x slower.
 ///
 /// - put: `MPI_Put` of the bytes, then `MPI_Win_flush_local`, so the caller
 ///   may reuse its buffer at once (the vector passes stack buffers);
@@ -123,6 +130,9 @@ class mpi_rma {
   void set_wait_limit(std::chrono::steady_clock::duration limit) noexcept { wait_limit_ = limit; }
   /// The duplicated communicator dml uses (for diagnostics; do not free it).
   [[nodiscard]] MPI_Comm native() const noexcept { return comm_; }
+  /// Whether windows come from MPI_Win_allocate_shared (all members on one
+  /// node, and DML_RMA_WINDOW is not 'allocate').
+  [[nodiscard]] bool shared_windows() const noexcept { return shared_windows_; }
 
   /// Waits (MPI_Ibarrier, polled) until every member entered the barrier.
   void barrier() {
@@ -162,6 +172,19 @@ class mpi_rma {
     rank_ = static_cast<member_id>(r);
     size_ = static_cast<std::size_t>(n);
     failed_.assign(size_, 0);
+    // One node: do all members share memory?
+    MPI_Comm node = MPI_COMM_NULL;
+    impl::check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), who,
+                "MPI_Comm_split_type");
+    int on_node = 0;
+    impl::check(MPI_Comm_size(node, &on_node), who, "MPI_Comm_size");
+    MPI_Comm_free(&node);
+    const char* choice = std::getenv("DML_RMA_WINDOW");
+    const std::string window = choice ? choice : "";
+    if (window != "" && window != "shared" && window != "allocate")
+      throw config_error(std::string(who) + ": DML_RMA_WINDOW is '" + window +
+                         "'; use 'shared' (the default on one node) or 'allocate'");
+    shared_windows_ = on_node == n && window != "allocate";
   }
 
   void mark_failed(member_id m) {
@@ -176,6 +199,7 @@ class mpi_rma {
   std::size_t size_ = 0;
   std::vector<char> failed_;
   std::chrono::steady_clock::duration wait_limit_;
+  bool shared_windows_ = false;
 };
 
 /// One member's handle on a window; see mpi_rma. Move-only; destruction is
@@ -398,10 +422,16 @@ inline mpi_rma::segment mpi_rma::create_segment(std::size_t data_words, std::siz
   MPI_Info_set(info, "accumulate_ops", "same_op_no_op");
   void* base = nullptr;
   MPI_Win win = MPI_WIN_NULL;
-  const int rc = MPI_Win_allocate(static_cast<MPI_Aint>(8 * words), 8, info, comm_, &base, &win);
+  int rc = MPI_SUCCESS;
+  if (shared_windows_) {
+    MPI_Info_set(info, "alloc_shared_noncontig", "true");  // each member's part in its own pages
+    rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(8 * words), 8, info, comm_, &base, &win);
+  } else {
+    rc = MPI_Win_allocate(static_cast<MPI_Aint>(8 * words), 8, info, comm_, &base, &win);
+  }
   MPI_Info_free(&info);
   if (rc != MPI_SUCCESS) impl::mark_broken();  // others may hold a window this member lacks
-  impl::check(rc, who, "MPI_Win_allocate");
+  impl::check(rc, who, shared_windows_ ? "MPI_Win_allocate_shared" : "MPI_Win_allocate");
   s.win_ = win;
   s.base_ = static_cast<std::uint64_t*>(base);
   impl::check(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN), who, "MPI_Win_set_errhandler");

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: BSL-1.0
+// dml-checkpoint-demo: least-squares regression by SGD with momentum on 4
+// in-process ranks that checkpoints every few steps and, with --resume,
+// continues from its last checkpoint as if it had never stopped.
+//
+// What a checkpoint must hold for an exact resume is everything the next
+// step depends on: here the model w, the momentum m and the step number.
+// The data set is regenerated from --seed and each step's minibatch is a
+// function of the step number, so the seed goes into the checkpoint's user
+// bytes and a resume with other data is refused. The distributed gradient
+// vector needs no saving: gather() overwrites it every step.
+//
+// Every rank saves its own file (rank-<r>.ckpt in --dir). The ranks' sums
+// in gather() run in different orders, so their replicas of w can differ in
+// the last bits; saving one rank's model for all would make a resumed run
+// differ slightly from an uninterrupted one. Each file is replaced
+// atomically, but the set of files is not: a crash between two ranks'
+// saves leaves files of different steps, which --resume detects (all ranks
+// compare their steps) and reports.
+#include <dml/dml.hpp>
+#include <dml/fault.hpp>
+
+#include <Eigen/Core>
+
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <random>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+constexpr std::size_t ranks = 4;
+constexpr Eigen::Index batch = 16;  // rows per rank per step
+constexpr float lr = 0.02f, momentum = 0.5f;
+
+struct settings {
+  std::size_t steps = 60, every = 10, stop_after = 0, dim = 8, samples = 2048;
+  std::uint64_t seed = 1;
+  std::string dir = "dml-checkpoint-demo.d";
+  bool resume = false;
+};
+
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct dataset {
+  Eigen::MatrixXf x;
+  Eigen::VectorXf y;
+};
+
+dataset generate(const settings& s) {
+  std::mt19937_64 rng(s.seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  auto draw = [&] { return normal(rng); };
+  const auto n = static_cast<Eigen::Index>(s.samples), d = static_cast<Eigen::Index>(s.dim);
+  const Eigen::VectorXf w_true = Eigen::VectorXf::NullaryExpr(d, draw);
+  dataset data{Eigen::MatrixXf::NullaryExpr(n, d, draw), {}};
+  data.y = data.x * w_true + 0.5f * Eigen::VectorXf::NullaryExpr(n, draw);
+  return data;
+}
+
+double mse(const dataset& d, const Eigen::VectorXf& w) {
+  return static_cast<double>((d.x * w - d.y).squaredNorm()) / static_cast<double>(d.x.rows());
+}
+
+// The seed as the checkpoint's user bytes, least significant byte first.
+std::vector<std::byte> seed_bytes(std::uint64_t seed) {
+  std::vector<std::byte> b(8);
+  for (std::size_t i = 0; i < 8; ++i) b[i] = static_cast<std::byte>((seed >> (8 * i)) & 0xffu);
+  return b;
+}
+
+void train(dml::comm::inproc::context& comm, const settings& s, const dataset& data) {
+  const std::size_t rank = comm.rank();
+  const bool leader = rank == 0;
+  const auto dim = static_cast<Eigen::Index>(s.dim);
+  const std::uint64_t steps_per_epoch = s.samples / (ranks * batch);
+  const dml::fault::checkpoint ck(s.dir + "/rank-" + std::to_string(rank) + ".ckpt");
+
+  Eigen::VectorXf w = Eigen::VectorXf::Zero(dim), m = Eigen::VectorXf::Zero(dim);
+  // The checkpoint reads and writes Eigen's memory through spans.
+  auto model = [&] { return std::span<float>(w.data(), s.dim); };
+  auto velocity = [&] { return std::span<float>(m.data(), s.dim); };
+
+  std::uint64_t step = 0;
+  // Only this rank saves to this path, and it is not saving yet: leftovers
+  // of a save that was killed can go.
+  ck.remove_temporaries();
+  if (s.resume && ck.exists()) {
+    const auto state = ck.load(model(), velocity());
+    if (state.user != seed_bytes(s.seed))
+      throw dml::data_error(
+          ck.path(), 0,
+          "written by a run with another --seed; this run has --seed " + std::to_string(s.seed));
+    step = state.clock;
+  }
+  // All ranks must resume from the same step. This collective also keeps
+  // rank 0 from saving (below) before every rank has finished loading.
+  const auto steps_seen = comm.exchange(std::as_bytes(std::span(&step, 1)));
+  for (std::size_t r = 0; r < steps_seen.size(); ++r) {
+    std::uint64_t other = 0;
+    std::memcpy(&other, steps_seen[r].data(), sizeof other);
+    if (other != step)
+      throw dml::data_error(
+          s.dir, 0,
+          "rank " + std::to_string(r) + " resumes from step " + std::to_string(other) + " but rank " +
+              std::to_string(rank) + " from step " + std::to_string(step) +
+              " (a save was interrupted between ranks); remove the directory to start over");
+  }
+  if (step > s.steps)
+    throw dml::data_error(
+        ck.path(), 0,
+        "the checkpoint is at step " + std::to_string(step) + ", past --steps " + std::to_string(s.steps));
+  if (leader) {
+    std::printf("%zu ranks, %zu features, %zu steps, checkpoints every %zu steps in %s\n", ranks, s.dim,
+                s.steps, s.every, s.dir.c_str());
+    if (s.resume && step == 0)
+      std::printf("no checkpoint in %s; starting from step 0\n", s.dir.c_str());
+    else if (s.resume)
+      std::printf("resumed from %s at step %llu (epoch %llu), mse %.6f\n", s.dir.c_str(),
+                  static_cast<unsigned long long>(step),
+                  static_cast<unsigned long long>(step / steps_per_epoch), mse(data, w));
+  }
+
+  auto g = dml::make_vector<float>(comm, s.dim);  // bsp over all ranks, gather::average
+  Eigen::MatrixXf xb(batch, dim);
+  Eigen::VectorXf yb(batch);
+  while (step < s.steps) {
+    // Step t's minibatch on rank r: the rows (t * ranks + r) * batch + j, wrapping around.
+    for (Eigen::Index j = 0; j < batch; ++j) {
+      const auto row = static_cast<Eigen::Index>(
+          ((step * ranks + rank) * static_cast<std::uint64_t>(batch) + static_cast<std::uint64_t>(j)) %
+          s.samples);
+      xb.row(j) = data.x.row(row);
+      yb[j] = data.y[row];
+    }
+    g.eigen() = (2.0f / static_cast<float>(batch)) * xb.transpose() * (xb * w - yb);
+    g.scatter();
+    g.gather();  // the mean of all ranks' gradients
+    m = momentum * m + g.eigen();
+    w -= lr * m;
+    ++step;
+    if (step % s.every == 0 || step == s.steps) {
+      ck.save({.clock = step, .epoch = step / steps_per_epoch, .user = seed_bytes(s.seed)}, model(),
+              velocity());
+      if (leader)
+        std::printf("step %llu mse %.6f, saved\n", static_cast<unsigned long long>(step), mse(data, w));
+    }
+    if (step == s.stop_after) {
+      if (leader) std::printf("stopped after step %llu\n", static_cast<unsigned long long>(step));
+      return;
+    }
+  }
+  if (leader) std::printf("final: step %llu mse %.6f\n", static_cast<unsigned long long>(step), mse(data, w));
+}
+
+std::size_t parse_count(std::string_view name, std::string_view text, std::size_t min) {
+  std::size_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || value < min)
+    throw usage_error(std::string(name) + " needs a whole number >= " + std::to_string(min) + ", got '" +
+                      std::string(text) + "'");
+  return value;
+}
+
+settings parse(int argc, char** argv) {
+  settings s;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--resume") {
+      s.resume = true;
+      continue;
+    }
+    if (arg != "--steps" && arg != "--every" && arg != "--stop-after" && arg != "--dim" && arg != "--seed" &&
+        arg != "--dir")
+      throw usage_error("unknown argument '" + std::string(arg) + "'");
+    if (i + 1 == argc) throw usage_error(std::string(arg) + " needs a value");
+    const std::string_view value = argv[++i];
+    if (arg == "--steps") s.steps = parse_count(arg, value, 1);
+    if (arg == "--every") s.every = parse_count(arg, value, 1);
+    if (arg == "--stop-after") s.stop_after = parse_count(arg, value, 1);
+    if (arg == "--dim") s.dim = parse_count(arg, value, 1);
+    if (arg == "--seed") s.seed = parse_count(arg, value, 0);
+    if (arg == "--dir") {
+      if (value.empty()) throw usage_error("--dir needs a directory name");
+      s.dir = std::string(value);
+    }
+  }
+  return s;
+}
+
+constexpr const char* usage =
+    "usage: dml-checkpoint-demo [--steps N] [--every K] [--stop-after S] [--resume]\n"
+    "                           [--dir DIR] [--dim D] [--seed X]\n"
+    "Least-squares SGD with momentum on 4 in-process ranks. Every K steps (default 10)\n"
+    "each rank saves its model to DIR/rank-<r>.ckpt (default DIR: dml-checkpoint-demo.d).\n"
+    "--stop-after S stops after step S as an interrupted run would; --resume continues\n"
+    "from the checkpoints in DIR (or starts at step 0 when there are none).\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]) == "--help") {
+      std::fputs(usage, stdout);
+      return 0;
+    }
+  try {
+    const settings s = parse(argc, argv);
+    std::filesystem::create_directories(s.dir);
+    const dataset data = generate(s);
+    dml::comm::inproc::run(ranks, [&](dml::comm::inproc::context& comm) { train(comm, s, data); });
+    return 0;
+  } catch (const usage_error& e) {
+    std::fprintf(stderr, "dml-checkpoint-demo: %s (see --help)\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dml-checkpoint-demo: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,622 @@
+// SPDX-License-Identifier: BSL-1.0
+// Checkpoints: exact round trips of every element type, the documented
+// on-disk layout, every kind of bad file (each a data_error with its reason,
+// the caller's vectors untouched), saves killed at random moments, and
+// errors while writing.
+#include <dml/dml.hpp>
+#include <dml/fault.hpp>
+
+#include "../data/temp_dir.hpp"
+#include "support/catch.hpp"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <iterator>
+#include <limits>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+using dml::fault::checkpoint;
+using dml_test::contains;
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::vector<std::string> files_in(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<std::byte> bytes_of(std::string_view s) {
+  std::vector<std::byte> b;
+  for (char c : s) b.push_back(static_cast<std::byte>(c));
+  return b;
+}
+
+// The reason of the data_error load() throws; any other outcome fails.
+template <class... Vs>
+std::string load_failure(const checkpoint& ck, Vs&... vectors) {
+  try {
+    (void)ck.load(vectors...);
+  } catch (const dml::data_error& e) {
+    REQUIRE(e.file() == ck.path());
+    REQUIRE(e.line() == 0);
+    REQUIRE(std::string(e.what()) == ck.path() + ": " + e.reason());
+    return e.reason();
+  }
+  FAIL("loading " << ck.path() << " did not throw dml::data_error");
+  return {};
+}
+
+template <class T>
+std::vector<T> interesting_values(std::size_t n) {
+  std::vector<T> v(n);
+  std::mt19937_64 rng(n * 31 + sizeof(T));
+  for (std::size_t i = 0; i < n; ++i) {
+    if constexpr (std::is_floating_point_v<T>) {
+      v[i] = static_cast<T>(std::uniform_real_distribution<double>(-1e6, 1e6)(rng));
+    } else {
+      v[i] = static_cast<T>(rng());
+    }
+  }
+  using lim = std::numeric_limits<T>;
+  const std::array<T, 4> extremes{lim::lowest(), lim::max(), lim::min(), T{0}};
+  for (std::size_t i = 0; i < extremes.size() && i < n; ++i) v[i] = extremes[i];
+  if constexpr (std::is_floating_point_v<T>) {
+    const std::array<T, 5> special{-T{0}, lim::infinity(), -lim::infinity(), lim::quiet_NaN(),
+                                   lim::denorm_min()};
+    for (std::size_t i = 0; i < special.size() && 4 + i < n; ++i) v[4 + i] = special[i];
+  }
+  return v;
+}
+
+// Bitwise equality (NaN and -0.0 included).
+template <class T>
+bool same_bytes(const std::vector<T>& x, const std::vector<T>& y) {
+  const auto bx = std::as_bytes(std::span(x)), by = std::as_bytes(std::span(y));
+  return std::equal(bx.begin(), bx.end(), by.begin(), by.end());
+}
+
+// A vector type of the user's own: span() plus clock(), like dml::dist_vector.
+struct clocked {
+  std::vector<double> values;
+  std::uint64_t ticks = 0;
+  std::span<double> span() { return values; }
+  std::span<const double> span() const { return values; }
+  std::uint64_t clock() const { return ticks; }
+};
+
+// A bitwise CRC-32, one bit at a time, to check the table-driven one.
+std::uint32_t reference_crc(const std::vector<std::byte>& b) {
+  std::uint32_t c = 0xFFFFFFFFu;
+  for (std::byte x : b) {
+    c ^= std::to_integer<std::uint32_t>(x);
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+  }
+  return ~c;
+}
+
+}  // namespace
+
+static_assert(dml::fault::checkpoint_vector<std::vector<float>>);
+static_assert(dml::fault::checkpoint_vector<std::span<const std::uint8_t>>);
+static_assert(dml::fault::checkpoint_vector<std::array<std::int16_t, 4>>);
+static_assert(dml::fault::checkpoint_vector<clocked>);
+static_assert(dml::fault::checkpoint_vector<dml::dist_vector<double, dml::comm::inproc::context>>);
+static_assert(dml::fault::checkpoint_vector<std::vector<long long>>);  // int64 by size and sign
+static_assert(!dml::fault::checkpoint_vector<std::vector<long double>>);
+static_assert(!dml::fault::checkpoint_vector<std::string>);  // char: signedness differs between platforms
+static_assert(!dml::fault::checkpoint_vector<std::array<bool, 2>>);
+static_assert(!dml::fault::checkpoint_vector<std::vector<bool>>);  // not contiguous
+static_assert(!dml::fault::checkpoint_vector<int>);
+
+TEST_CASE("the checksum is the standard CRC-32") {
+  REQUIRE(dml::fault::detail::crc32_of(bytes_of("123456789")) == 0xCBF43926u);
+  REQUIRE(dml::fault::detail::crc32_of({}) == 0u);
+  std::mt19937 rng(7);
+  for (std::size_t n : {1u, 7u, 8u, 9u, 15u, 16u, 17u, 1000u, 4099u}) {
+    std::vector<std::byte> b(n);
+    for (auto& x : b) x = static_cast<std::byte>(rng());
+    const std::uint32_t want = reference_crc(b);
+    REQUIRE(dml::fault::detail::crc32_of(b) == want);
+    dml::fault::detail::crc32 pieces;  // fed in uneven pieces
+    for (std::size_t at = 0; at < n;) {
+      const std::size_t len = std::min<std::size_t>(n - at, 1 + rng() % 13);
+      pieces.update(std::span(b).subspan(at, len));
+      at += len;
+    }
+    REQUIRE(pieces.value() == want);
+  }
+}
+
+TEMPLATE_TEST_CASE("vectors of every element type round-trip exactly", "", std::int8_t, std::int16_t,
+                   std::int32_t, std::int64_t, std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t,
+                   float, double) {
+  dml_test::temp_dir dir;
+  const checkpoint ck(dir.path("v.ckpt"));
+  for (std::size_t n : {0u, 1u, 7u, 1000u}) {
+    const auto a = interesting_values<TestType>(n);
+    const auto b = interesting_values<TestType>(n + 3);
+    ck.save({}, a, b);
+    REQUIRE(fs::file_size(ck.path()) == 56 + 2 * 24 + (2 * n + 3) * sizeof(TestType) + 4);
+    std::vector<TestType> a2(n, TestType{1}), b2(n + 3, TestType{1});
+    const auto s = ck.load(a2, b2);
+    REQUIRE(same_bytes(a, a2));
+    REQUIRE(same_bytes(b, b2));
+    REQUIRE(s.vector_clocks == std::vector<std::uint64_t>{0, 0});
+  }
+  REQUIRE(files_in(dir.path("")) == std::vector<std::string>{"v.ckpt"});  // no temporary left behind
+}
+
+TEST_CASE("the user state round-trips") {
+  dml_test::temp_dir dir;
+  const checkpoint ck(dir.path("state.ckpt"));
+  REQUIRE_FALSE(ck.exists());
+
+  checkpoint::state s;
+  s.clock = 0xFEDCBA9876543210u;
+  s.epoch = 0x0123456789ABCDEFu;
+  for (int i = 0; i < 1000; ++i) s.user.push_back(static_cast<std::byte>(i * 37));
+  ck.save(s);  // no vectors at all
+  REQUIRE(ck.exists());
+  const auto back = ck.load();
+  REQUIRE(back.clock == s.clock);
+  REQUIRE(back.epoch == s.epoch);
+  REQUIRE(back.user == s.user);
+  REQUIRE(back.vector_clocks.empty());
+  REQUIRE(back == s);
+
+  const std::vector<float> w{1.5f, -2.25f};
+  ck.save({.clock = 7, .epoch = 2}, w);  // empty user bytes, and a second save replaces the first
+  std::vector<float> w2(2);
+  const auto again = ck.load(w2);
+  REQUIRE(again.clock == 7);
+  REQUIRE(again.epoch == 2);
+  REQUIRE(again.user.empty());
+  REQUIRE(w2 == w);
+  REQUIRE(files_in(dir.path("")) == std::vector<std::string>{"state.ckpt"});
+
+  REQUIRE_THROWS_AS(checkpoint(""), dml::config_error);
+  fs::create_directory(dir.path("a-directory"));
+  REQUIRE_FALSE(checkpoint(dir.path("a-directory")).exists());
+}
+
+TEST_CASE("different containers save and load each other's vectors, and clocks are recorded") {
+  dml_test::temp_dir dir;
+  const checkpoint ck(dir.path("mixed.ckpt"));
+  const std::vector<float> f{1, 2, 3};
+  const std::array<std::int16_t, 4> i16{-1, 2, -3, 4};
+  std::vector<double> storage{0.5, 0.25};
+  const std::span<const double> view(storage);
+  const clocked c{{9.0, 8.0}, 41};
+  ck.save({.clock = 5}, f, i16, view, c);
+
+  std::array<float, 3> f2{};
+  std::vector<std::int16_t> i16_2(4);
+  clocked view2{{0, 0}, 0};  // a span() type receives what a std::span saved
+  std::vector<double> buffer(2);
+  const auto s = ck.load(f2, i16_2, view2, std::span<double>(buffer));  // a temporary span is fine
+  REQUIRE(std::vector<float>(f2.begin(), f2.end()) == f);
+  REQUIRE(i16_2 == std::vector<std::int16_t>(i16.begin(), i16.end()));
+  REQUIRE(view2.values == storage);
+  REQUIRE(buffer == c.values);
+  REQUIRE(view2.ticks == 0);  // clocks are reported, not restored
+  REQUIRE(s.vector_clocks == std::vector<std::uint64_t>{0, 0, 0, 41});
+}
+
+TEST_CASE("the file layout is the documented one, little-endian") {
+  dml_test::temp_dir dir;
+  const checkpoint ck(dir.path("layout.ckpt"));
+  const std::vector<std::int32_t> v{0x01020304, -2};
+  const std::vector<double> d{1.0};
+  checkpoint::state s;
+  s.clock = 0x1122334455667788u;
+  s.epoch = 3;
+  s.user = {std::byte{0xAB}, std::byte{0xCD}};
+  ck.save(s, v, d);
+  const std::string b = read_bytes(ck.path());
+  const std::size_t size = 56 + 2 * 24 + 2 + 8 + 8 + 4;
+  REQUIRE(b.size() == size);
+  auto at = [&](std::size_t offset, std::initializer_list<int> expected) {
+    INFO("offset " << offset);
+    for (int e : expected) REQUIRE(static_cast<unsigned char>(b[offset++]) == e);
+  };
+  at(0, {'D', 'M', 'L', 'C', 'K', 'P', 'T', 0});
+  at(8, {1, 0, 0, 0});                                        // version
+  at(12, {2, 0, 0, 0});                                       // vectors
+  at(16, {static_cast<int>(size), 0, 0, 0, 0, 0, 0, 0});      // file size
+  at(24, {0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11});   // clock
+  at(32, {3, 0, 0, 0, 0, 0, 0, 0});                           // epoch
+  at(40, {2, 0, 0, 0, 0, 0, 0, 0});                           // user bytes
+  at(52, {0, 0, 0, 0});                                       // reserved
+  at(56, {3, 0, 0, 0, 4, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0});   // int32, 4 bytes, length 2
+  at(80, {10, 0, 0, 0, 8, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0});  // double, 8 bytes, length 1
+  at(104, {0xAB, 0xCD});                                      // user
+  at(106, {4, 3, 2, 1, 0xFE, 0xFF, 0xFF, 0xFF});              // 0x01020304, -2
+  at(114, {0, 0, 0, 0, 0, 0, 0xF0, 0x3F});                    // 1.0
+  const auto crc_of = [&](std::size_t from, std::size_t to) {
+    return dml::fault::detail::crc32_of(bytes_of(std::string_view(b).substr(from, to - from)));
+  };
+  auto u32_at = [&](std::size_t offset) {
+    std::uint32_t x = 0;
+    for (std::size_t i = 0; i < 4; ++i)
+      x |= std::uint32_t{static_cast<unsigned char>(b[offset + i])} << (8 * i);
+    return x;
+  };
+  REQUIRE(u32_at(48) == crc_of(0, 48));
+  REQUIRE(u32_at(size - 4) == crc_of(0, size - 4));
+}
+
+TEST_CASE("members of an in-process group each checkpoint their dist_vectors") {
+  namespace inproc = dml::comm::inproc;
+  dml_test::temp_dir dir;
+  constexpr std::size_t members = 3;
+  std::array<std::vector<float>, members> saved_f, loaded_f, untouched;
+  std::array<std::vector<std::int64_t>, members> saved_i, loaded_i;
+  std::array<checkpoint::state, members> states;
+  std::array<std::string, members> errors;
+  auto file = [&](std::size_t r) { return dir.path("member" + std::to_string(r) + ".ckpt"); };
+
+  inproc::run(members, [&](inproc::context& c) {
+    const std::size_t r = c.rank();
+    auto f = dml::make_vector<float>(c, 6, dml::topology::ring{}, dml::gather::sum{});
+    auto i = dml::make_vector<std::int64_t>(c, 4);
+    for (int round = 0; round < 2; ++round) {
+      for (std::size_t k = 0; k < f.size(); ++k) f.span()[k] += static_cast<float>(r + 1) * 0.5f + float(k);
+      f.scatter();
+      f.gather();
+    }
+    for (std::size_t k = 0; k < i.size(); ++k) i.span()[k] = static_cast<std::int64_t>(r * 1000 + k) - 2000;
+    i.scatter();
+    saved_f[r].assign(f.span().begin(), f.span().end());
+    saved_i[r].assign(i.span().begin(), i.span().end());
+    checkpoint(file(r)).save({.clock = 10 + r, .epoch = r}, f, i);
+  });
+
+  inproc::run(members, [&](inproc::context& c) {
+    const std::size_t r = c.rank();
+    auto f = dml::make_vector<float>(c, 6, dml::topology::ring{}, dml::gather::sum{});
+    auto i = dml::make_vector<std::int64_t>(c, 4);
+    states[r] = checkpoint(file(r)).load(f, i);
+    loaded_f[r].assign(f.span().begin(), f.span().end());
+    loaded_i[r].assign(i.span().begin(), i.span().end());
+    // A member's vector of another length is refused and left as it was.
+    auto other = dml::make_vector<float>(c, 7);
+    try {
+      (void)checkpoint(file(r)).load(other, i);
+    } catch (const dml::data_error& e) {
+      errors[r] = e.reason();
+    }
+    untouched[r].assign(other.span().begin(), other.span().end());
+  });
+
+  for (std::size_t r = 0; r < members; ++r) {
+    INFO("member " << r);
+    REQUIRE(loaded_f[r] == saved_f[r]);
+    REQUIRE(loaded_i[r] == saved_i[r]);
+    REQUIRE(states[r].clock == 10 + r);
+    REQUIRE(states[r].epoch == r);
+    REQUIRE(states[r].vector_clocks == std::vector<std::uint64_t>{2, 1});
+    REQUIRE(errors[r] == "vector 0 has length 6 but the program's vector has length 7");
+    REQUIRE(untouched[r] == std::vector<float>(7, 0.0f));
+  }
+  REQUIRE(saved_f[0] != saved_f[1]);  // the members saved different data
+  REQUIRE(saved_f[1] != saved_f[2]);
+}
+
+TEST_CASE("every kind of bad checkpoint is refused with its reason, leaving the vectors untouched") {
+  dml_test::temp_dir dir;
+  const std::string good_path = dir.path("good.ckpt");
+  const checkpoint good(good_path);
+  std::vector<float> a(100);
+  std::vector<std::int64_t> b(7);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i) * 0.25f;
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::int64_t>(i) - 3;
+  checkpoint::state s{.clock = 42, .epoch = 3, .user = bytes_of("hello")};
+  good.save(s, a, b);
+  const std::string bytes = read_bytes(good_path);
+  const std::size_t size = 56 + 2 * 24 + 5 + 400 + 56 + 4;
+  REQUIRE(bytes.size() == size);
+
+  // The caller's vectors: sentinel values that a failed load must leave.
+  std::vector<float> a2(100, -7.0f);
+  std::vector<std::int64_t> b2(7, -7);
+  auto untouched = [&] {
+    return std::all_of(a2.begin(), a2.end(), [](float x) { return x == -7.0f; }) &&
+           std::all_of(b2.begin(), b2.end(), [](std::int64_t x) { return x == -7; });
+  };
+  auto variant = [&](const std::string& name, const std::string& content) {
+    write_bytes(dir.path(name), content);
+    return checkpoint(dir.path(name));
+  };
+  auto flipped = [&](std::size_t offset, unsigned char bit) {
+    std::string c = bytes;
+    c[offset] = static_cast<char>(static_cast<unsigned char>(c[offset]) ^ bit);
+    return c;
+  };
+
+  SECTION("missing file") {
+    REQUIRE(load_failure(checkpoint(dir.path("nothing-here")), a2, b2) ==
+            "cannot open the checkpoint: No such file or directory");
+  }
+  SECTION("a directory") {
+    fs::create_directory(dir.path("sub"));
+    REQUIRE(load_failure(checkpoint(dir.path("sub")), a2, b2) ==
+            "cannot read the checkpoint: not a regular file");
+  }
+  SECTION("wrong magic number") {
+    const std::string bad = "not a dml checkpoint (bad magic number)";
+    REQUIRE(load_failure(variant("m1", flipped(0, 0x20)), a2, b2) == bad);
+    REQUIRE(load_failure(variant("m2", flipped(7, 1)), a2, b2) == bad);
+    REQUIRE(load_failure(variant("m3", "a text file, not a checkpoint at all\n"), a2, b2) == bad);
+    REQUIRE(load_failure(variant("m4", "abc"), a2, b2) == bad);
+  }
+  SECTION("unsupported version") {
+    REQUIRE(load_failure(variant("v2", flipped(8, 3)), a2, b2) ==
+            "unsupported checkpoint format version 2 (this version of dml reads version 1)");
+    REQUIRE(load_failure(variant("v256", flipped(9, 1)), a2, b2) ==
+            "unsupported checkpoint format version 257 (this version of dml reads version 1)");
+    // A version this build does not know is reported even when the file is short.
+    REQUIRE(load_failure(variant("v2short", flipped(8, 3).substr(0, 20)), a2, b2) ==
+            "unsupported checkpoint format version 2 (this version of dml reads version 1)");
+  }
+  SECTION("truncated in the header") {
+    for (std::size_t cut : {0u, 3u, 8u, 11u, 12u, 30u, 48u, 55u}) {
+      INFO("cut at " << cut);
+      REQUIRE(load_failure(variant("cut", bytes.substr(0, cut)), a2, b2) ==
+              "truncated: expected at least 56 bytes (the header), found " + std::to_string(cut));
+    }
+  }
+  SECTION("truncated after the header") {
+    // 56: table, 104: user bytes, 109: a, 509: b, 565: checksum
+    for (std::size_t cut : {56u, 70u, 104u, 106u, 109u, 300u, 509u, 520u, 565u, 568u}) {
+      INFO("cut at " << cut);
+      REQUIRE(load_failure(variant("cut", bytes.substr(0, cut)), a2, b2) ==
+              "truncated: expected 569 bytes (as the header records), found " + std::to_string(cut));
+    }
+  }
+  SECTION("trailing data") {
+    REQUIRE(load_failure(variant("long", bytes + "x"), a2, b2) ==
+            "trailing data: expected 569 bytes (as the header records), found 570");
+  }
+  SECTION("a flipped bit in the header") {
+    for (std::size_t offset : {12u, 16u, 25u, 33u, 40u, 48u, 51u}) {
+      INFO("offset " << offset);
+      REQUIRE(load_failure(variant("h", flipped(offset, 0x10)), a2, b2) ==
+              "checksum mismatch in the header: the file is corrupted");
+    }
+  }
+  SECTION("a flipped bit in the reserved bytes, vector table, user bytes, payload or checksum") {
+    for (std::size_t offset : {53u, 56u, 60u, 88u, 104u, 108u, 109u, 300u, 508u, 509u, 564u, 565u, 568u}) {
+      INFO("offset " << offset);
+      const std::string reason = load_failure(variant("p", flipped(offset, 0x04)), a2, b2);
+      REQUIRE_THAT(reason, contains("checksum mismatch (stored CRC-32 0x"));
+      REQUIRE_THAT(reason, contains("): the file is corrupted"));
+    }
+  }
+  SECTION("wrong element type") {
+    std::vector<double> d(100, -7.0);
+    REQUIRE(load_failure(good, d, b2) == "vector 0 has element type float but the program expects double");
+    REQUIRE(std::all_of(d.begin(), d.end(), [](double x) { return x == -7.0; }));
+    std::vector<std::uint64_t> u(7, 7);
+    REQUIRE(load_failure(good, a2, u) == "vector 1 has element type int64 but the program expects uint64");
+    REQUIRE(std::all_of(u.begin(), u.end(), [](std::uint64_t x) { return x == 7; }));
+    std::vector<std::int32_t> i32(7, 7);
+    REQUIRE(load_failure(good, a2, i32) == "vector 1 has element type int64 but the program expects int32");
+  }
+  SECTION("wrong length") {
+    std::vector<float> longer(101, -7.0f);
+    REQUIRE(load_failure(good, longer, b2) ==
+            "vector 0 has length 100 but the program's vector has length 101");
+    std::vector<std::int64_t> empty;
+    REQUIRE(load_failure(good, a2, empty) == "vector 1 has length 7 but the program's vector has length 0");
+    std::vector<std::int64_t> shorter(6, -7);
+    REQUIRE(load_failure(good, a2, shorter) == "vector 1 has length 7 but the program's vector has length 6");
+    REQUIRE(std::all_of(shorter.begin(), shorter.end(), [](std::int64_t x) { return x == -7; }));
+  }
+  SECTION("wrong number of vectors") {
+    REQUIRE(load_failure(good, a2) == "the checkpoint holds 2 vectors but the program expects 1");
+    std::vector<float> c(3, -7.0f);
+    REQUIRE(load_failure(good, a2, b2, c) == "the checkpoint holds 2 vectors but the program expects 3");
+    REQUIRE(load_failure(good) == "the checkpoint holds 2 vectors but the program expects 0");
+    const checkpoint one(dir.path("one.ckpt"));
+    one.save({}, a);
+    REQUIRE(load_failure(one, a2, b2) == "the checkpoint holds 1 vector but the program expects 2");
+  }
+  REQUIRE(untouched());
+  // The good file still loads after all that.
+  const auto loaded = good.load(a2, b2);
+  REQUIRE(loaded.clock == 42);
+  REQUIRE(loaded.epoch == 3);
+  REQUIRE(loaded.user == s.user);
+  REQUIRE(a2 == a);
+  REQUIRE(b2 == b);
+}
+
+TEST_CASE("saving where the file cannot be written throws data_error naming it") {
+  dml_test::temp_dir dir;
+  const std::vector<float> v(10, 1.0f);
+
+  SECTION("a directory that does not exist") {
+    const std::string path = dir.path("no-such-dir") + "/model.ckpt";
+    try {
+      checkpoint(path).save({}, v);
+      FAIL("no data_error");
+    } catch (const dml::data_error& e) {
+      REQUIRE(e.file() == path);
+      REQUIRE_THAT(e.reason(), contains("cannot save the checkpoint: cannot create the temporary file " +
+                                        path + ".tmp."));
+      REQUIRE_THAT(e.reason(), contains(": No such file or directory"));
+      REQUIRE_THAT(std::string(e.what()), contains("no-such-dir/model.ckpt"));
+    }
+    REQUIRE(files_in(dir.path("")).empty());
+  }
+  SECTION("the path is a directory") {
+    fs::create_directory(dir.path("sub"));
+    const checkpoint ck(dir.path("sub"));
+    try {
+      ck.save({}, v);
+      FAIL("no data_error");
+    } catch (const dml::data_error& e) {
+      REQUIRE(e.file() == ck.path());
+      REQUIRE_THAT(e.reason(), contains("cannot rename the temporary file " + ck.path() + ".tmp."));
+      REQUIRE_THAT(e.reason(), contains(": Is a directory"));
+    }
+    REQUIRE(files_in(dir.path("")) == std::vector<std::string>{"sub"});  // the temporary file was removed
+    REQUIRE(fs::is_directory(dir.path("sub")));
+  }
+}
+
+TEST_CASE("a save that runs out of space removes its temporary file and keeps the previous checkpoint") {
+  dml_test::temp_dir dir;
+  const checkpoint ck(dir.path("full.ckpt"));
+  const std::vector<float> before(1000, 2.0f);
+  ck.save({.clock = 1}, before);
+
+  // In a child process, a file size limit makes write() fail with EFBIG as
+  // a full disk makes it fail with ENOSPC.
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    int code = 0;
+    try {
+      ::signal(SIGXFSZ, SIG_IGN);
+      const rlimit limit{100000, 100000};
+      if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(10);
+      const std::vector<float> big(1 << 20, 3.0f);
+      ck.save({.clock = 2}, big);
+      code = 11;  // no exception
+    } catch (const dml::data_error& e) {
+      const std::string r = e.reason();
+      if (e.file() != ck.path())
+        code = 12;
+      else if (r.find("cannot save the checkpoint: cannot write the temporary file " + ck.path() + ".tmp.") !=
+               0)
+        code = 13;
+      else if (r.find(": File too large") == std::string::npos)
+        code = 14;
+    } catch (...) {
+      code = 15;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  REQUIRE(files_in(dir.path("")) == std::vector<std::string>{"full.ckpt"});
+  std::vector<float> after(1000);
+  REQUIRE(ck.load(after).clock == 1);
+  REQUIRE(after == before);
+}
+
+TEST_CASE("a save killed at a random moment leaves exactly one complete generation") {
+  dml_test::temp_dir dir;
+  const checkpoint ck(dir.path("big.ckpt"));
+  constexpr std::size_t n = std::size_t{8} << 20;  // 8 M floats, 32 MiB
+  // Generation g's contents: different from every other generation's at
+  // every position, and exact in float (below 2^24).
+  auto value = [](std::size_t i, std::uint64_t g) { return static_cast<float>((i + g * 7919) & 0xFFFFFF); };
+  auto fill = [&](std::vector<float>& v, std::uint64_t g) {
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = value(i, g);
+  };
+  std::vector<float> v(n);
+  fill(v, 0);
+  ck.save({.clock = 0}, v);
+
+  const unsigned seed = std::random_device{}();
+  INFO("seed " << seed);
+  std::mt19937 rng(seed);
+  std::uint64_t last = 0;
+  int rounds_with_new_generation = 0;
+  for (std::uint64_t round = 1; round <= 6; ++round) {
+    const std::uint64_t first = round * 1000;
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      try {  // save generations first, first + 1, ... until killed
+        for (std::uint64_t g = first;; ++g) {
+          fill(v, g);
+          ck.save({.clock = g, .epoch = round}, v);
+        }
+      } catch (...) {
+      }
+      ::_exit(3);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 250));
+    REQUIRE(::kill(child, SIGKILL) == 0);
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    REQUIRE(WIFSIGNALED(status));  // and not an exit on an error
+    REQUIRE(WTERMSIG(status) == SIGKILL);
+
+    std::fill(v.begin(), v.end(), -1.0f);
+    const auto s = ck.load(v);
+    const std::uint64_t g = s.clock;
+    INFO("round " << round << ": generation " << g);
+    REQUIRE((g == last || (g >= first && g < first + 1000)));
+    REQUIRE(s.epoch == (g == 0 ? 0 : g / 1000));
+    // The index of the first wrong element (n: none), not two 8 M-element dumps on failure.
+    std::size_t wrong = 0;
+    while (wrong < n && v[wrong] == value(wrong, g)) ++wrong;
+    REQUIRE(wrong == n);
+    if (g != last) ++rounds_with_new_generation;
+    last = g;
+  }
+  // Saves interrupted before their rename left temporary files; they are
+  // never loaded, and remove_temporaries() deletes exactly those.
+  const std::size_t leftovers = files_in(dir.path("")).size() - 1;
+  UNSCOPED_INFO("rounds that saved a new generation: " << rounds_with_new_generation << ", leftovers "
+                                                       << leftovers);
+  REQUIRE(ck.remove_temporaries() == leftovers);
+  REQUIRE(files_in(dir.path("")) == std::vector<std::string>{"big.ckpt"});
+}
+
+TEST_CASE("remove_temporaries deletes only this checkpoint's temporary files") {
+  dml_test::temp_dir dir;
+  const checkpoint ck(dir.path("m.ckpt"));
+  ck.save({});
+  for (const char* name : {"m.ckpt.tmp.123.0", "m.ckpt.tmp.9.17", "m.ckpt.tmp.x.1", "m.ckpt.tmp.1",
+                           "m.ckpt.tmp.1.", "m.ckpt.bak", "other.ckpt.tmp.1.2", "m.ckpt.tmp.1.2.3"})
+    write_bytes(dir.path(name), "stale");
+  REQUIRE(ck.remove_temporaries() == 2);
+  REQUIRE(files_in(dir.path("")) == std::vector<std::string>{"m.ckpt", "m.ckpt.bak", "m.ckpt.tmp.1",
+                                                             "m.ckpt.tmp.1.", "m.ckpt.tmp.1.2.3",
+                                                             "m.ckpt.tmp.x.1", "other.ckpt.tmp.1.2"});
+  REQUIRE(ck.load().clock == 0);
+  // Relative paths work too (the directory is then ".").
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir.path(""));
+  const checkpoint relative("m.ckpt");
+  relative.save({.clock = 4});
+  REQUIRE(relative.load().clock == 4);
+  fs::current_path(cwd);
+}

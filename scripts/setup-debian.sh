@@ -7,6 +7,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config git
+  python3-minimal
   libboost-dev libboost-mpi-dev libopenmpi-dev openmpi-bin
   libeigen3-dev xtensor-dev
   libibverbs-dev

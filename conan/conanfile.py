@@ -35,7 +35,7 @@ class DmlConan(ConanFile):
     settings = "os", "arch", "compiler", "build_type"
     options = {
         "with_mpi": [True, False],      # dml::mpi: mpi_rma and mpi transports (Boost.MPI + system MPI)
-        "with_verbs": [True, False],    # dml::verbs: rdma-core transport (system libibverbs)
+        "with_verbs": [True, False],    # dml::verbs: rdma-core transport (system libibverbs; needs with_mpi)
         "with_data": [True, False],     # dml::data: LIBSVM and IDX loaders (zlib)
         "with_xtensor": [True, False],  # dml::xtensor: xtensor views of vectors
     }
@@ -82,6 +82,9 @@ class DmlConan(ConanFile):
         check_min_cppstd(self, 20)
         if self.options.with_verbs and self.settings.os != "Linux":
             raise ConanInvalidConfiguration("dml:with_verbs needs rdma-core, which exists on Linux only")
+        if self.options.with_verbs and not self.options.with_mpi:
+            raise ConanInvalidConfiguration("dml:with_verbs needs dml:with_mpi=True: the verbs transport "
+                                            "exchanges its queue-pair records over the MPI bootstrap")
 
     def system_requirements(self):
         # Conan's default package-manager mode is "check": missing packages are
@@ -181,5 +184,5 @@ class DmlConan(ConanFile):
         if self.options.with_verbs:
             verbs = self.cpp_info.components["verbs"]
             verbs.set_property("cmake_target_name", "dml::verbs")
-            verbs.requires = ["core"]
+            verbs.requires = ["core", "mpi"]  # connects over the MPI bootstrap
             self._system_flags(verbs, ["libibverbs"], "rdma-core's libibverbs")

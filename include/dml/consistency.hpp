@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 /// @file
-/// Consistency policies: bsp, asp, ssp<S>, notify_ack.
+/// Consistency policies: `bsp`, `asp`, `ssp<S>`, `notify_ack`.
 #pragma once
 
 #include <dml/consistency/asp.hpp>

@@ -125,13 +125,13 @@ class DmlConan(ConanFile):
         CMakeDeps(self).generate()
 
     def build(self):
-        pass  # header-only: package() configures and installs
+        # Header-only: configuring is the whole build (it checks that every
+        # enabled component's dependencies are found); nothing is compiled.
+        CMake(self).configure()
 
     def package(self):
         copy(self, "LICENSE", src=self.source_folder, dst=os.path.join(self.package_folder, "licenses"))
-        cmake = CMake(self)
-        cmake.configure()
-        cmake.install()
+        CMake(self).install()
         # CMakeDeps and PkgConfigDeps write consumers' files from package_info();
         # the project's own CMake package and dml.pc would name the build
         # machine's dependencies instead of the Conan ones.

@@ -3,10 +3,14 @@
 #
 #   dml_add_mpi_test(<name> TARGET <exe> NPROCS <n>...
 #                    [ARGS <args>...] [MPIEXEC_FLAGS <flags>...] [TIMEOUT <s>]
-#                    [ENVIRONMENT <VAR=value>...] [SURVIVORS] [LABELS <labels>...])
+#                    [ENVIRONMENT <VAR=value>...] [SURVIVORS] [LABELS <labels>...]
+#                    [LAUNCHER <command>...] [SKIP_RETURN_CODE <code>])
 #
 # Registers one ctest test "<name> (n=<n>)" per process count, running
-#   mpiexec -n <n> <flags> <exe> <args>
+#   <launcher> mpiexec -n <n> <flags> <exe> <args>
+# LAUNCHER runs first and starts mpiexec itself (e.g. a probe that exits
+# SKIP_RETURN_CODE, reported by ctest as skipped, when the hardware a test
+# needs is missing). Not with SURVIVORS.
 # With Open MPI the command gets --oversubscribe (the tests start more
 # processes than these machines have cores) and, when CMake runs as root,
 # --allow-run-as-root; a non-root user gets the same command without it.
@@ -94,7 +98,8 @@ function(dml_mpiexec_command out n)
 endfunction()
 
 function(dml_add_mpi_test name)
-  cmake_parse_arguments(arg "SURVIVORS" "TARGET;TIMEOUT" "NPROCS;ARGS;MPIEXEC_FLAGS;LABELS;ENVIRONMENT" ${ARGN})
+  cmake_parse_arguments(arg "SURVIVORS" "TARGET;TIMEOUT;SKIP_RETURN_CODE"
+                        "NPROCS;ARGS;MPIEXEC_FLAGS;LABELS;ENVIRONMENT;LAUNCHER" ${ARGN})
   if(NOT arg_TIMEOUT)
     set(arg_TIMEOUT 300)
   endif()
@@ -126,8 +131,11 @@ function(dml_add_mpi_test name)
                        -P "${CMAKE_CURRENT_FUNCTION_LIST_FILE}")
     else()
       add_test(NAME "${test_name}"
-               COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${flags} ${MPIEXEC_PREFLAGS}
-                       $<TARGET_FILE:${arg_TARGET}> ${MPIEXEC_POSTFLAGS} ${arg_ARGS})
+               COMMAND ${arg_LAUNCHER} ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${flags}
+                       ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${arg_TARGET}> ${MPIEXEC_POSTFLAGS} ${arg_ARGS})
+    endif()
+    if(DEFINED arg_SKIP_RETURN_CODE)
+      set_tests_properties("${test_name}" PROPERTIES SKIP_RETURN_CODE ${arg_SKIP_RETURN_CODE})
     endif()
     set_tests_properties("${test_name}" PROPERTIES TIMEOUT ${arg_TIMEOUT} RUN_SERIAL TRUE
                                                    LABELS "mpi;${arg_LABELS}")

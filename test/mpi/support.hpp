@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // What the MPI test programs share. Each program is built once per transport
-// (DML_TEST_MPI_RMA or DML_TEST_MPI_TWO_SIDED) and started under mpiexec:
+// (DML_TEST_MPI_RMA, DML_TEST_MPI_TWO_SIDED or, in test/verbs, DML_TEST_VERBS)
+// and started under mpiexec:
 // every MPI process is one member, runs every test case in the same order,
 // and merges its findings with the others' before it asserts, so all ranks
 // pass or fail a case together instead of some waiting for the rest.
@@ -10,8 +11,10 @@
 #include <dml/comm/mpi_rma.hpp>
 #elif defined(DML_TEST_MPI_TWO_SIDED)
 #include <dml/comm/mpi.hpp>
+#elif defined(DML_TEST_VERBS)
+#include <dml/comm/verbs.hpp>
 #else
-#error "define DML_TEST_MPI_RMA or DML_TEST_MPI_TWO_SIDED"
+#error "define DML_TEST_MPI_RMA, DML_TEST_MPI_TWO_SIDED or DML_TEST_VERBS"
 #endif
 
 #include <chrono>
@@ -30,6 +33,9 @@ namespace mpi_test {
 #if defined(DML_TEST_MPI_RMA)
 using transport = dml::comm::mpi_rma;
 inline constexpr const char* transport_name = "mpi_rma";
+#elif defined(DML_TEST_VERBS)
+using transport = dml::comm::verbs::context;
+inline constexpr const char* transport_name = "verbs";
 #else
 using transport = dml::comm::mpi;
 inline constexpr const char* transport_name = "mpi";

@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: BSL-1.0
+// Built, not run (ctest "verbs: compiles warning-free ..."): the verbs
+// transport models dml::comm::transport, and vectors over it compile in
+// full (explicit instantiation compiles every member function) under
+// -Wall -Wextra -Wpedantic -Werror.
+#include <dml/comm/verbs.hpp>
+#include <dml/dml.hpp>
+
+static_assert(dml::comm::transport<dml::comm::verbs::context>,
+              "dml::comm::verbs::context must model dml::comm::transport");
+static_assert(dml::comm::segment<dml::comm::verbs::context::segment>);
+static_assert(!std::is_copy_constructible_v<dml::comm::verbs::context>);
+static_assert(std::is_nothrow_move_constructible_v<dml::comm::verbs::context::segment>);
+
+template class dml::dist_vector<double, dml::comm::verbs::context, dml::dense, dml::topology::ring,
+                                dml::consistency::notify_ack, dml::gather::average>;
+template class dml::dist_vector<float, dml::comm::verbs::context, dml::sparse, dml::topology::halton,
+                                dml::consistency::ssp<2>, dml::gather::replace>;

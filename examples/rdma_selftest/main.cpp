@@ -174,9 +174,9 @@ struct report {
 // Step 2: puts through the loopback queue pair into the own region.
 void loopback(verbs::context& c, report& r) {
   const auto me = c.rank();
-  constexpr std::size_t words = 70'000;  // a put of 500 KB takes several staged pieces
+  constexpr std::size_t words = 140'000;  // room for a 1 MB put: two staged pieces
   auto s = c.create_segment(words, 2);
-  const struct { std::size_t word, bytes; } cases[] = {{1, 13}, {8, 4096 + 5}, {1000, 8 * 60'000 + 3}};
+  const struct { std::size_t word, bytes; } cases[] = {{1, 13}, {8, 4096 + 5}, {1000, 8 * 130'000 + 3}};
   unsigned seed = 1;
   for (const auto& k : cases) {
     const auto p = pattern(k.bytes, seed++);

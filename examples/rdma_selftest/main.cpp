@@ -70,7 +70,7 @@ void print_help() {
       "                  an ACTIVE port)\n"
       "  --port P        port number (default: DML_VERBS_PORT, else the first ACTIVE)\n"
       "  --gid-index G   GID table index (default: DML_VERBS_GID_INDEX, else automatic:\n"
-      "                  the first RoCE v2 GID on RoCE, none on InfiniBand)\n"
+      "                  a RoCE v2 GID, preferably IPv4, on RoCE; none on InfiniBand)\n"
       "  --wait-limit S  seconds any wait may take (default 60)\n"
       "  --help          this text\n"
       "\n"

@@ -39,7 +39,8 @@ struct options {
   unsigned port = 0;
   /// GID table index used for addressing (RoCE always needs one; InfiniBand
   /// uses one only when it is given). Negative: DML_VERBS_GID_INDEX, else the
-  /// first RoCE v2 GID of the port (RoCE) or none (InfiniBand).
+  /// port's first RoCE v2 GID holding an IPv4 address, else its first RoCE
+  /// v2 GID (RoCE), or none (InfiniBand).
   int gid_index = -1;
   /// Longest any blocking step may take before it throws dml::timeout.
   std::chrono::milliseconds wait_limit{60'000};
@@ -300,8 +301,15 @@ inline std::string gid_text(const ibv_gid& g) {
   return s;
 }
 
-/// Picks the GID: the one asked for (it must exist), else on RoCE the first
-/// RoCE v2 entry (IPv4-mapped or not), else the first non-empty one.
+inline bool gid_is_ipv4_mapped(const ibv_gid& g) noexcept {
+  for (int i = 0; i < 10; ++i)
+    if (g.raw[i] != 0) return false;
+  return g.raw[10] == 0xff && g.raw[11] == 0xff;
+}
+
+/// Picks the GID: the one asked for (it must exist); else on RoCE the first
+/// RoCE v2 entry holding an IPv4 address (routable, and what most RoCE
+/// networks use), else the first RoCE v2 entry, else the first non-empty one.
 inline void choose_gid(opened_port& o, const selection& s) {
   const bool roce = o.port_attr.link_layer == IBV_LINK_LAYER_ETHERNET;
   const bool grh_required = (o.port_attr.flags & IBV_QPF_GRH_REQUIRED) != 0;
@@ -328,29 +336,30 @@ inline void choose_gid(opened_port& o, const selection& s) {
     if (ibv_query_gid(o.ctx.get(), static_cast<std::uint8_t>(o.port), 0, &g) == 0) o.gid = g;
     return;
   }
-  int first_nonzero = -1;
+  // Rank every non-empty entry; a kernel without ibv_query_gid_ex support
+  // leaves the types unknown, and the first non-empty entry is used.
+  int best = -1, best_rank = -1;
   for (int i = 0; i < o.port_attr.gid_tbl_len; ++i) {
+    ibv_gid g{};
+    if (ibv_query_gid(o.ctx.get(), static_cast<std::uint8_t>(o.port), i, &g) != 0 || gid_is_zero(g)) continue;
+    int rank = 0;
     ibv_gid_entry e{};
-    if (ibv_query_gid_ex(o.ctx.get(), o.port, static_cast<std::uint32_t>(i), &e, 0) != 0) continue;
-    if (gid_is_zero(e.gid)) continue;
-    if (first_nonzero < 0) first_nonzero = i;
-    if (e.gid_type == IBV_GID_TYPE_ROCE_V2) {
-      o.use_grh = true;
-      o.gid_index = i;
-      o.gid = e.gid;
-      return;
+    if (ibv_query_gid_ex(o.ctx.get(), o.port, static_cast<std::uint32_t>(i), &e, 0) == 0 &&
+        e.gid_type == IBV_GID_TYPE_ROCE_V2)
+      rank = gid_is_ipv4_mapped(g) ? 2 : 1;
+    if (rank > best_rank) {
+      best = i;
+      best_rank = rank;
+      o.gid = g;
     }
+    if (rank == 2) break;
   }
-  if (first_nonzero < 0)
+  if (best < 0)
     throw config_error(std::string(who) + ": " + where +
                        " has no usable GID (RoCE needs one: is an IP address configured on its network "
                        "interface?); set DML_VERBS_GID_INDEX to choose one");
-  ibv_gid g{};
-  if (ibv_query_gid(o.ctx.get(), static_cast<std::uint8_t>(o.port), first_nonzero, &g) != 0)
-    throw config_error(std::string(who) + ": ibv_query_gid failed on " + where);
   o.use_grh = true;
-  o.gid_index = first_nonzero;
-  o.gid = g;
+  o.gid_index = best;
 }
 
 /// Opens the device and port the selection names (or the first ACTIVE one),

@@ -7,6 +7,7 @@
 
 #include <dml/comm/concepts.hpp>
 #include <dml/error.hpp>
+#include <dml/fault/membership.hpp>
 #include <dml/fwd.hpp>
 
 #include <atomic>
@@ -43,6 +44,12 @@ struct options {
   std::vector<std::pair<member_id, std::chrono::microseconds>> slow_members{};
   /// Seed of the per-rank random delay generators.
   std::uint64_t seed = 0x5eed;
+  /// What vectors do when a member fails: rebuild over the survivors and go
+  /// on (`tolerate`), or throw `dml::peer_failure` naming it on every
+  /// survivor (`abort`). Operations on the context itself (barrier,
+  /// exchange) throw `dml::peer_failure` either way; `context::recover()`
+  /// moves the context to the survivors' view.
+  fault::policy on_failure = fault::policy::tolerate;
 };
 
 /// Thrown inside a rank that was stopped by `context::stop()` or
@@ -80,11 +87,12 @@ struct memory {
 };
 
 struct world {
-  explicit world(std::size_t n, options o) : size(n), opts(std::move(o)), states(n), killed(n) {
+  explicit world(std::size_t n, options o) : size(n), opts(std::move(o)), states(n), killed(n), failed_at(n) {
     for (auto& s : states) s.store(state::running);
     for (auto& k : killed) k.store(false);
     arrived.assign(n, false);
     records.resize(n);
+    for (member_id m = 0; m < n; ++m) current.live.push_back(m);
   }
 
   std::size_t size;
@@ -101,6 +109,60 @@ struct world {
   std::shared_ptr<const std::vector<std::vector<std::byte>>> result;
   // segments[i][r]: member r's memory of the i-th segment created.
   std::vector<std::vector<std::shared_ptr<memory>>> segments;
+  // Membership. The in-process failure detector is perfect: a member that
+  // stopped or threw is dead, and the survivors' agreement is a decision
+  // taken once under `mutex` that every survivor then adopts.
+  std::atomic<std::uint64_t> epoch{0};  // == current.epoch, readable without the lock
+  comm::membership_view current;
+  std::vector<fault::view_change> history;  // history[e] led to epoch e + 1
+  std::vector<std::chrono::steady_clock::time_point> failed_at;
+
+  // Sets a final state; a failure is time-stamped for the detection figures.
+  void finish(member_id m, state s) {
+    {
+      std::lock_guard lock(mutex);
+      if (s == state::stopped || s == state::failed) failed_at[m] = std::chrono::steady_clock::now();
+      states[m].store(s, std::memory_order_release);
+    }
+    cv.notify_all();
+  }
+
+  // Under `mutex`: installs a new view without the dead members of the
+  // current one, if there are any. Returns whether it did.
+  bool agree_locked() {
+    comm::membership_view next;
+    next.epoch = current.epoch + 1;
+    // A member that returned from its function cannot take part in a
+    // rebuild either: it leaves with the dead (but alone triggers nothing).
+    std::vector<member_id> removed;
+    std::vector<member_id> dead;
+    for (member_id m : current.live) {
+      const auto s = states[m].load(std::memory_order_acquire);
+      if (s == state::running) {
+        next.live.push_back(m);
+        continue;
+      }
+      removed.push_back(m);
+      if (s != state::finished) dead.push_back(m);
+    }
+    if (dead.empty()) return false;
+    auto first = failed_at[dead.front()];
+    for (member_id m : dead) first = std::min(first, failed_at[m]);
+    fault::view_change change;
+    change.epoch = next.epoch;
+    change.removed = removed;
+    change.live = next.live;
+    change.detection_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - first).count();
+    history.push_back(std::move(change));
+    current = std::move(next);
+    // A rendezvous of the old view can never complete: its waiters notice
+    // the new epoch and leave.
+    arrived.assign(size, false);
+    records.assign(size, {});
+    epoch.store(current.epoch, std::memory_order_release);
+    cv.notify_all();
+    return true;
+  }
 
   [[nodiscard]] bool alive(member_id m) const {
     const auto s = states[m].load(std::memory_order_acquire);
@@ -149,8 +211,8 @@ class segment {
   segment() = default;
 
   /// Number of data words member m holds in this segment.
-  [[nodiscard]] std::size_t words(member_id m) const { return parts_.at(m)->data.size(); }
-  [[nodiscard]] std::size_t control_words(member_id m) const { return parts_.at(m)->control.size(); }
+  [[nodiscard]] std::size_t words(member_id m) const { return part(m).data.size(); }
+  [[nodiscard]] std::size_t control_words(member_id m) const { return part(m).control.size(); }
 
   void put(member_id target, std::size_t word, std::span<const std::byte> bytes);
   void order(member_id) {}  // every store is a release store: program order is visibility order
@@ -176,9 +238,16 @@ class segment {
       : ctx_(ctx), parts_(std::move(parts)), own_(own) {}
 
   [[nodiscard]] detail::memory& own() const { return *parts_[own_]; }
+  // A member outside the view the segment was created in has no part.
+  [[nodiscard]] detail::memory& part(member_id m) const {
+    if (m >= parts_.size() || !parts_[m])
+      throw peer_failure(m, "dml::comm::inproc: member " + std::to_string(m) +
+                                " has no part in this segment (it was not in the view that created it)");
+    return *parts_[m];
+  }
   void check_range(member_id m, std::size_t word, std::size_t bytes) const {
     const std::size_t need = word + (bytes + 7) / 8;
-    if (need > parts_.at(m)->data.size())
+    if (need > part(m).data.size())
       throw comm_error("dml::comm::inproc: access of " + std::to_string(bytes) + " bytes at word " +
                        std::to_string(word) + " is outside member " + std::to_string(m) + "'s segment of " +
                        std::to_string(parts_[m]->data.size()) + " words");
@@ -199,19 +268,90 @@ class context {
       : world_(std::move(w)), rank_(rank), rng_(world_->opts.seed + 0x9e3779b97f4a7c15ULL * (rank + 1)) {
     for (auto& [m, d] : world_->opts.slow_members)
       if (m == rank_) slow_ += d;
+    for (member_id m = 0; m < world_->size; ++m) view_.live.push_back(m);
   }
   context(const context&) = delete;
   context& operator=(const context&) = delete;
 
   [[nodiscard]] member_id rank() const noexcept { return rank_; }
   [[nodiscard]] std::size_t size() const noexcept { return world_->size; }
-  /// The live set. The in-process transport never shrinks it by itself;
-  /// failures show as `alive(m) == false` and as peer failures in waits.
-  [[nodiscard]] membership_view view() const {
-    membership_view v;
-    for (member_id m = 0; m < world_->size; ++m) v.live.push_back(m);
-    return v;
+  /// The view this member works in: epoch and live set. It changes only
+  /// in `recover()`; until then failures show as `alive(m) == false` and as
+  /// peer failures in waits.
+  [[nodiscard]] const membership_view& view() const noexcept { return view_; }
+  /// What vectors do when a member fails (`options::on_failure`).
+  [[nodiscard]] fault::policy failure_policy() const noexcept { return world_->opts.on_failure; }
+  /// The view changes this member took part in, oldest first.
+  [[nodiscard]] const std::vector<fault::view_change>& view_changes() const noexcept { return changes_; }
+
+  /// Throws `dml::peer_failure` when the other members have agreed on a
+  /// newer view than this member's (it must `recover()` to rejoin them).
+  /// Cheap: one atomic load when nothing changed. Vectors call it before
+  /// each operation and while they wait.
+  void check_view() const {
+    if (world_->epoch.load(std::memory_order_acquire) == view_.epoch) return;
+    std::lock_guard lock(world_->mutex);
+    throw_stale_locked();
   }
+
+  /// Collective over the survivors: agrees on the view without the members
+  /// that have failed, moves this member to it and rebuilds every vector
+  /// built on this context over the new live set (same topology generator,
+  /// new receive slots). Returns at once when nothing has failed. With
+  /// `fault::policy::abort` the agreement still runs, then this throws
+  /// `dml::peer_failure` naming the dead member. Vectors call it themselves
+  /// when one of their operations meets a failed member.
+  void recover() {
+    const auto deadline = std::chrono::steady_clock::now() + world_->opts.wait_limit;
+    for (;;) {
+      membership_view next;
+      std::vector<fault::view_change> missed;
+      {
+        std::lock_guard lock(world_->mutex);
+        (void)world_->agree_locked();
+        next = world_->current;
+        for (std::uint64_t e = view_.epoch; e < next.epoch; ++e) missed.push_back(world_->history[e]);
+      }
+      if (next.epoch != view_.epoch) {
+        if (world_->opts.on_failure == fault::policy::abort) {
+          const auto& first = missed.front();
+          throw peer_failure(first.removed.front(),
+                             "dml: member " + std::to_string(rank_) + ": member(s) " + fault::list(first.removed) +
+                                 " failed; the survivors agreed on view " + std::to_string(first.epoch) +
+                                 " and the failure policy is abort");
+        }
+        fault::view_change change = missed.back();
+        change.removed = dml::detail::removed_members(view_.live, next.live);
+        change.detection_seconds = missed.front().detection_seconds;
+        changes_.push_back(std::move(change));
+        view_ = std::move(next);
+        rebuild_due_ = true;
+      }
+      if (!rebuild_due_) return;
+      try {
+        registry_.rebuild_all();
+      } catch (const peer_failure&) {
+        // Another member failed during the rebuild: agree again, then
+        // rebuild every vector for whatever view that gives.
+        if (std::chrono::steady_clock::now() > deadline) throw;
+        continue;
+      }
+      rebuild_due_ = false;
+      std::lock_guard lock(world_->mutex);
+      auto first = std::chrono::steady_clock::time_point::max();
+      for (member_id m : changes_.back().removed)
+        if (world_->states[m].load(std::memory_order_acquire) != detail::state::finished)
+          first = std::min(first, world_->failed_at[m]);
+      if (first != std::chrono::steady_clock::time_point::max())
+        changes_.back().recovery_seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - first).count();
+      return;
+    }
+  }
+
+  /// Vectors register here so `recover()` can rebuild them.
+  void register_vector(dml::detail::rebuild_entry* e) { registry_.add(e); }
+  void unregister_vector(dml::detail::rebuild_entry* e) noexcept { registry_.remove(e); }
   [[nodiscard]] bool alive(member_id m) const { return m < world_->size && world_->alive(m); }
   [[nodiscard]] std::chrono::steady_clock::duration wait_limit() const { return world_->opts.wait_limit; }
   [[nodiscard]] const options& settings() const noexcept { return world_->opts; }
@@ -247,8 +387,7 @@ class context {
   /// Fault injection: this member stops abruptly, as if its process died.
   /// Never returns. Others see it as failed from now on.
   [[noreturn]] void stop() {
-    world_->states[rank_].store(detail::state::stopped, std::memory_order_release);
-    world_->notify();
+    world_->finish(rank_, detail::state::stopped);
     throw stopped{};
   }
 
@@ -297,17 +436,30 @@ class context {
   }
 
  private:
+  // Under the world's mutex, with this member's view older than the group's.
+  [[noreturn]] void throw_stale_locked() const {
+    const auto removed = dml::detail::removed_members(view_.live, world_->current.live);
+    const member_id who = removed.empty() ? rank_ : removed.front();
+    throw peer_failure(who, "dml: member " + std::to_string(rank_) + " is in view " + std::to_string(view_.epoch) +
+                                " but the group agreed on view " + std::to_string(world_->current.epoch) +
+                                " without member(s) " + fault::list(removed));
+  }
+
   std::vector<std::vector<std::byte>> rendezvous(std::span<const std::byte> record, const char* what) {
     before_operation();
     auto& w = *world_;
     std::unique_lock lock(w.mutex);
+    if (w.current.epoch != view_.epoch) throw_stale_locked();
     const std::uint64_t gen = w.generation;
     w.records[rank_].assign(record.begin(), record.end());
     w.arrived[rank_] = true;
     std::size_t count = 0;
-    for (bool a : w.arrived) count += a ? 1 : 0;
-    if (count == w.size) {
-      w.result = std::make_shared<const std::vector<std::vector<std::byte>>>(std::move(w.records));
+    for (member_id m : view_.live) count += w.arrived[m] ? 1 : 0;
+    if (count == view_.live.size()) {
+      std::vector<std::vector<std::byte>> ordered;
+      ordered.reserve(view_.live.size());
+      for (member_id m : view_.live) ordered.push_back(std::move(w.records[m]));
+      w.result = std::make_shared<const std::vector<std::vector<std::byte>>>(std::move(ordered));
       w.records.assign(w.size, {});
       w.arrived.assign(w.size, false);
       ++w.generation;
@@ -316,10 +468,14 @@ class context {
     }
     const auto deadline = std::chrono::steady_clock::now() + w.opts.wait_limit;
     while (w.generation == gen) {
+      if (w.current.epoch != view_.epoch) {
+        w.arrived[rank_] = false;
+        throw_stale_locked();
+      }
       // A failed member is the root cause even when others returned after
       // noticing it, so failures are reported before early returns.
       std::optional<member_id> returned;
-      for (member_id m = 0; m < w.size; ++m) {
+      for (member_id m : view_.live) {
         if (w.arrived[m]) continue;
         const auto s = w.states[m].load(std::memory_order_acquire);
         if (s == detail::state::finished && !returned) returned = m;
@@ -356,6 +512,10 @@ class context {
   std::mt19937_64 rng_;
   std::chrono::microseconds slow_{0};
   std::size_t segments_created_ = 0;
+  membership_view view_;
+  bool rebuild_due_ = false;  // the vectors are not all rebuilt for view_ yet
+  dml::detail::vector_registry registry_;
+  std::vector<fault::view_change> changes_;
 };
 
 inline void segment::put(member_id target, std::size_t word, std::span<const std::byte> bytes) {
@@ -397,9 +557,9 @@ void run(std::size_t n, Fn&& fn, options opts = {}) {
       context ctx(world, r);
       try {
         fn(ctx);
-        world->states[r].store(detail::state::finished, std::memory_order_release);
+        world->finish(r, detail::state::finished);
       } catch (const stopped&) {
-        world->states[r].store(detail::state::stopped, std::memory_order_release);
+        world->finish(r, detail::state::stopped);
       } catch (...) {
         {  // record before marking failed, so waiters' follow-on errors never come first
           std::lock_guard lock(first_mutex);
@@ -408,9 +568,8 @@ void run(std::size_t n, Fn&& fn, options opts = {}) {
             first_rank = r;
           }
         }
-        world->states[r].store(detail::state::failed, std::memory_order_release);
+        world->finish(r, detail::state::failed);
       }
-      world->notify();
     });
   }
   for (auto& t : threads) t.join();

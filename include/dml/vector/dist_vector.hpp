@@ -9,6 +9,7 @@
 #include <dml/consistency/concepts.hpp>
 #include <dml/detail/policy.hpp>
 #include <dml/error.hpp>
+#include <dml/fault/membership.hpp>
 #include <dml/fwd.hpp>
 #include <dml/topology/all.hpp>
 #include <dml/topology/concepts.hpp>
@@ -27,6 +28,8 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <memory>
+#include <new>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -87,6 +90,17 @@ inline constexpr std::size_t slot_depth = 2;
 
 inline std::size_t words_for(std::size_t bytes) { return (bytes + 7) / 8; }
 
+/// A transport whose group can shrink: its contexts agree on new views and
+/// rebuild the vectors registered with them (dml/fault/membership.hpp).
+template <class C>
+concept recoverable_transport = requires(C& c, const C& cc, rebuild_entry* e) {
+  {c.recover()};
+  {cc.check_view()};
+  {c.register_vector(e)};
+  {c.unregister_vector(e)};
+  { cc.failure_policy() } -> std::same_as<fault::policy>;
+};
+
 }  // namespace detail
 
 /// Fallback that explains how to get xtensor views; the real overload is in
@@ -131,6 +145,7 @@ class dist_vector {
                 "std::span<const dml::gather::input<T>>)");
 
   static constexpr bool is_sparse = std::is_same_v<Repr, sparse>;
+  static constexpr bool recoverable = detail::recoverable_transport<Transport>;
   using segment_type = typename Transport::segment_type;
 
  public:
@@ -157,13 +172,62 @@ class dist_vector {
         gather_(std::move(gather)),
         local_(length, T{}) {
     setup();
+    if constexpr (recoverable) {
+      entry_ = std::make_unique<detail::rebuild_entry>();
+      entry_->owner = this;
+      entry_->rebuild = [](void* self) { static_cast<dist_vector*>(self)->rebuild(); };
+      comm_->register_vector(entry_.get());
+    }
   }
 
   dist_vector(const dist_vector&) = delete;
   dist_vector& operator=(const dist_vector&) = delete;
-  dist_vector(dist_vector&&) noexcept = default;
-  dist_vector& operator=(dist_vector&&) noexcept = default;
-  ~dist_vector() = default;
+  /// Moves keep the registration with the transport (the context rebuilds
+  /// the vector where it now lives after a view change).
+  dist_vector(dist_vector&& o) noexcept
+      : comm_(o.comm_),
+        n_(o.n_),
+        repr_(std::move(o.repr_)),
+        topo_(std::move(o.topo_)),
+        cons_(std::move(o.cons_)),
+        gather_(std::move(o.gather_)),
+        local_(std::move(o.local_)),
+        graph_(std::move(o.graph_)),
+        seg_(std::move(o.seg_)),
+        description_(std::move(o.description_)),
+        slot_words_(o.slot_words_),
+        clock_(o.clock_),
+        send_len_(o.send_len_),
+        in_len_(o.in_len_),
+        epoch_(o.epoch_),
+        pending_(o.pending_),
+        in_scatter_(o.in_scatter_),
+        applied_(o.applied_),
+        out_pos_(std::move(o.out_pos_)),
+        ack_word_(std::move(o.ack_word_)),
+        consumed_(std::move(o.consumed_)),
+        in_clock_(std::move(o.in_clock_)),
+        skip_through_(std::move(o.skip_through_)),
+        in_values_(std::move(o.in_values_)),
+        in_indices_(std::move(o.in_indices_)),
+        send_words_(std::move(o.send_words_)),
+        inputs_(std::move(o.inputs_)),
+        stats_(std::move(o.stats_)),
+        entry_(std::move(o.entry_)) {
+    if (entry_) entry_->owner = this;
+  }
+  dist_vector& operator=(dist_vector&& o) noexcept {
+    if (this != &o) {
+      this->~dist_vector();
+      ::new (static_cast<void*>(this)) dist_vector(std::move(o));
+    }
+    return *this;
+  }
+  ~dist_vector() {
+    if constexpr (recoverable) {
+      if (entry_) comm_->unregister_vector(entry_.get());
+    }
+  }
 
   /// Number of elements.
   [[nodiscard]] std::size_t size() const noexcept { return n_; }
@@ -188,26 +252,72 @@ class dist_vector {
 
   /// Sends the local buffer to the out-neighbours as the update of the next
   /// clock, as the consistency policy prescribes.
+  ///
+  /// When a member fails meanwhile and the transport can shrink its group
+  /// (the in-process and `mpi_rma` transports), the survivors agree on a
+  /// new view, every vector is rebuilt over them, and the scatter is made
+  /// again on the new graph; with `fault::policy::abort` it throws
+  /// `dml::peer_failure` instead.
   void scatter() {
     encode();  // may throw (sparse capacity) before anything is sent
-    ++clock_;
-    ++stats_.scatters;
-    protocol p(*this);
-    cons_.scatter(p);
+    for (;;) {
+      try {
+        check_view();
+        pending_ = false;
+        in_scatter_ = true;
+        ++clock_;
+        protocol p(*this);
+        cons_.scatter(p);
+        in_scatter_ = false;
+        pending_ = true;
+        ++stats_.scatters;
+        return;
+      } catch (const peer_failure&) {
+        if (in_scatter_) {  // undone: made again on the new graph
+          in_scatter_ = false;
+          --clock_;
+        }
+        recover_or_rethrow();
+      }
+    }
   }
 
   /// Waits as the consistency policy prescribes, then combines the local
-  /// buffer with the received updates using the gather functor.
+  /// buffer with the received updates using the gather functor. After a
+  /// view change (see scatter()), updates the survivors can no longer send
+  /// for this round are left out and counted in
+  /// `stats().lost_in_view_change`.
   void gather() {
-    ++stats_.gathers;
-    protocol p(*this);
-    cons_.gather(p);
+    for (;;) {
+      applied_ = false;
+      try {
+        check_view();
+        protocol p(*this);
+        cons_.gather(p);
+        ++stats_.gathers;
+        return;
+      } catch (const peer_failure&) {
+        recover_or_rethrow();
+        if (applied_) {  // only the acknowledgements were cut short
+          ++stats_.gathers;
+          return;
+        }
+      }
+    }
   }
 
-  /// Barrier over the live members.
+  /// Barrier over the live members (over the survivors after a failure).
   void barrier() {
     const auto start = std::chrono::steady_clock::now();
-    comm_->barrier();
+    for (;;) {
+      try {
+        check_view();
+        comm_->barrier();
+        break;
+      } catch (const peer_failure&) {
+        recover_or_rethrow();
+      }
+    }
     stats_.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 
@@ -216,6 +326,9 @@ class dist_vector {
   [[nodiscard]] const vector_stats& stats() const noexcept { return stats_; }
   [[nodiscard]] const topology::graph& graph() const noexcept { return graph_; }
   [[nodiscard]] member_id rank() const { return comm_->rank(); }
+  /// Epoch of the membership view the vector's graph and slots were built
+  /// for (0 until a member fails).
+  [[nodiscard]] std::uint64_t epoch() const noexcept { return epoch_; }
   [[nodiscard]] std::span<const member_id> in_neighbours() const { return graph_.in(comm_->rank()); }
   [[nodiscard]] std::span<const member_id> out_neighbours() const { return graph_.out(comm_->rank()); }
   [[nodiscard]] const Repr& representation() const noexcept { return repr_; }
@@ -271,7 +384,8 @@ class dist_vector {
     void wait_newest_at_least(std::uint64_t c) {
       const auto in = v_.in_neighbours();
       for (std::size_t q = 0; q < in.size(); ++q)
-        v_.wait_until(in[q], "an update recent enough", [&] { return v_.newest_complete(q) >= c; });
+        v_.wait_until(in[q], "an update recent enough",
+                      [&] { return v_.newest_complete(q) >= c || v_.skip_through_[q] >= c; });
     }
     /// Combines exactly the clock-c update of every in-neighbour, waiting for
     /// any that is not complete yet.
@@ -291,8 +405,79 @@ class dist_vector {
   enum class read_result { ok, empty, torn };
 
   // ---- construction ---------------------------------------------------------
+  // ---- membership ------------------------------------------------------------
+  // Before each operation: has the group moved on, or has a neighbour died
+  // (policies that never wait, like asp, would not notice otherwise)?
+  void check_view() {
+    if constexpr (recoverable) {
+      comm_->check_view();
+      for (const auto list : {in_neighbours(), out_neighbours()})
+        for (member_id m : list)
+          if (!comm_->alive(m))
+            throw peer_failure(m, "dml::dist_vector: member " + std::to_string(comm_->rank()) + "'s neighbour " +
+                                      std::to_string(m) + " has failed");
+    }
+  }
+
+  // After a peer failure inside an operation: agree on the survivors and
+  // rebuild (every vector of the context), or rethrow when the transport
+  // cannot shrink its group or nothing new was agreed.
+  void recover_or_rethrow() {
+    if constexpr (recoverable) {
+      const auto before = comm_->view().epoch;
+      comm_->recover();  // throws under fault::policy::abort
+      if (comm_->view().epoch != before || epoch_ != comm_->view().epoch) return;
+    }
+    throw;
+  }
+
+  struct member_state {
+    std::uint64_t clock;
+    std::uint64_t pending;  // 1 when the clock's update is sent and not yet combined by its sender
+  };
+
+  // Collective over the new view: rebuild graph, slots and counters. Each
+  // member's own segment gets the notify and ack counts its new neighbours
+  // have reached, and every update that is still pending is written again,
+  // so the interrupted round can finish; rounds a new neighbour has already
+  // moved past are skipped (their updates are gone).
+  void rebuild() {
+    const member_state mine{clock_, pending_ ? 1u : 0u};
+    const auto records = comm_->exchange(std::as_bytes(std::span(&mine, 1)));
+    const auto view = comm_->view();
+    std::vector<member_state> states(comm_->size(), member_state{0, 0});
+    for (std::size_t i = 0; i < records.size() && i < view.live.size(); ++i) {
+      if (records[i].size() != sizeof(member_state))
+        throw comm_error("dml::dist_vector: malformed rebuild record from member " + std::to_string(view.live[i]));
+      std::memcpy(&states[view.live[i]], records[i].data(), sizeof(member_state));
+    }
+    graph_ = topology::build(topo_, std::span<const member_id>(view.live));
+    topology::require_strongly_connected(graph_, topo_.name());
+    epoch_ = view.epoch;
+    allocate();
+    const auto me = comm_->rank();
+    const auto in = graph_.in(me);
+    const auto out = graph_.out(me);
+    for (std::size_t q = 0; q < in.size(); ++q) {
+      const auto& s = states[in[q]];
+      if (s.clock != 0) (void)seg_.fetch_add(me, q, s.clock);
+      skip_through_[q] = s.clock - s.pending;
+    }
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      const auto& s = states[out[k]];
+      if (const auto acked = s.clock - s.pending; acked != 0) (void)seg_.fetch_add(me, in.size() + k, acked);
+    }
+    ++stats_.rebuilds;
+    comm_->barrier();  // counters are set before anyone adds to them
+    if (pending_) {
+      write_all();
+      for (member_id m : out) seg_.flush(m);
+    }
+  }
+
   void setup() {
     const auto view = comm_->view();
+    epoch_ = view.epoch;
     std::string problem;
     try {
       validate_local();
@@ -307,7 +492,11 @@ class dist_vector {
     const std::string record = problem.empty() ? description_ : "!" + problem;
     const auto all = comm_->exchange(std::as_bytes(std::span<const char>(record.data(), record.size())));
     check_agreement(all, view);
+    allocate();
+  }
 
+  // Slot layout, inboxes and the segment for the current graph.
+  void allocate() {
     const auto me = comm_->rank();
     const auto in = graph_.in(me);
     const auto out = graph_.out(me);
@@ -318,6 +507,7 @@ class dist_vector {
     for (std::size_t q = 0; q < in.size(); ++q)
       ack_word_[q] = graph_.in(in[q]).size() + position(graph_.out(in[q]), me);
     consumed_.assign(in.size(), 0);
+    skip_through_.assign(in.size(), 0);
     in_values_.resize(in.size());
     in_indices_.resize(in.size());
     in_clock_.assign(in.size(), 0);
@@ -329,6 +519,7 @@ class dist_vector {
       send_words_.assign(payload_words(), 0);
     }
     inputs_.reserve(in.size());
+    seg_ = segment_type{};  // the old view's slots are released first
     seg_ = comm_->create_segment(in.size() * detail::slot_depth * slot_words_, in.size() + out.size());
   }
 
@@ -423,7 +614,7 @@ class dist_vector {
 
   void write_all() {
     const std::uint64_t t = clock_;
-    const std::array<std::uint64_t, detail::header_words> header{t, t, send_len_, 0};
+    const std::array<std::uint64_t, detail::header_words> header{t, t, send_len_, epoch_};
     const std::uint64_t footer = t;
     const auto out = out_neighbours();
     for (std::size_t k = 0; k < out.size(); ++k) {
@@ -478,6 +669,7 @@ class dist_vector {
       ++stats_.torn_reads;
       return read_result::torn;
     }
+    if (seg_.load(base + 3) != epoch_) return read_result::empty;  // a late write from an older view
     const std::uint64_t len = seg_.load(base + 2);
     if (len > repr_capacity() || (!is_sparse && len != n_)) {
       ++stats_.torn_reads;
@@ -532,6 +724,10 @@ class dist_vector {
     const auto in = in_neighbours();
     const std::size_t d = c % detail::slot_depth;
     for (std::size_t q = 0; q < in.size(); ++q) {
+      if (c <= skip_through_[q]) {  // lost when the group shrank
+        ++stats_.lost_in_view_change;
+        continue;
+      }
       wait_until(in[q], "its update", [&] {
         seg_.sync();
         const std::uint64_t got = complete_clock(q, d);
@@ -616,6 +812,8 @@ class dist_vector {
     for (member_id m : in_neighbours()) live += comm_->alive(m) ? 1 : 0;
     if (k >= live) ++stats_.full_gathers;
     gather_(std::span<T>(local_), std::span<const gather::input<T>>(inputs_));
+    applied_ = true;
+    pending_ = false;
   }
 
   template <class Ready>
@@ -637,15 +835,21 @@ class dist_vector {
   std::uint64_t clock_ = 0;
   std::uint64_t send_len_ = 0;
   std::size_t in_len_ = 0;
+  std::uint64_t epoch_ = 0;   // view epoch of graph_ and seg_
+  bool pending_ = false;      // local_ is the update of clock_, sent and not yet combined here
+  bool in_scatter_ = false;   // a scatter is under way (undone when a failure cuts it short)
+  bool applied_ = false;      // the current gather has rewritten local_
   std::vector<std::size_t> out_pos_;   // my index in each out-neighbour's in-list
   std::vector<std::size_t> ack_word_;  // my ack counter's word on each in-neighbour
   std::vector<std::uint64_t> consumed_;
   std::vector<std::uint64_t> in_clock_;
+  std::vector<std::uint64_t> skip_through_;  // rounds <= this from in-neighbour q were lost in a view change
   std::vector<std::vector<T>> in_values_;
   std::vector<std::vector<std::uint32_t>> in_indices_;
   std::vector<std::uint64_t> send_words_;
   std::vector<gather::input<T>> inputs_;
   vector_stats stats_;
+  std::unique_ptr<detail::rebuild_entry> entry_;  // registration with a recoverable transport
 };
 
 DML_END_NAMESPACE

@@ -24,6 +24,10 @@ struct vector_stats {
   std::uint64_t torn_reads = 0;     ///< slot reads rejected because header and footer disagreed
   std::uint64_t stale_skipped = 0;  ///< updates present but not combined (too old or already combined)
   double wait_seconds = 0;          ///< time spent blocked in barriers and waits
+  std::uint64_t rebuilds = 0;       ///< view changes this vector was rebuilt for
+  /// In-neighbour updates a gather could not combine because a view change
+  /// lost them (the sender had moved past that round when the group shrank).
+  std::uint64_t lost_in_view_change = 0;
 
   /// Share of gathers that combined every live in-neighbour (1 when none yet).
   [[nodiscard]] double full_share() const noexcept {

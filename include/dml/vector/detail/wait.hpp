@@ -20,6 +20,8 @@ void wait_until(Comm& comm, member_id peer, const char* what, Ready&& ready, dou
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + comm.wait_limit();
   for (unsigned spins = 0;; ++spins) {
+    // The others agreed on a new view: leave, so this member can join them.
+    if constexpr (requires { comm.check_view(); }) comm.check_view();
     if (!comm.alive(peer)) {
       if (ready()) break;  // its last write may still have landed
       throw peer_failure(peer, "dml: member " + std::to_string(comm.rank()) + " waited for " + what +

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: BSL-1.0
+// Recovery from failed members with the in-process transport: the survivors
+// agree on one view, rebuild every vector over it and keep training.
+#include <dml/dml.hpp>
+
+#include "support/catch.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace inproc = dml::comm::inproc;
+using dml::member_id;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr std::size_t members = 8;
+constexpr std::uint64_t last_round = 160;  // kills happen by round 40
+
+// What one survivor saw by the end of a run.
+struct outcome {
+  member_id rank = 0;
+  dml::comm::membership_view view;
+  std::vector<std::vector<member_id>> changes;  // live set after each view change
+  bool connected = false;
+  bool epoch_matches = false;
+  std::vector<double> value;
+};
+
+struct run_result {
+  std::vector<outcome> survivors;
+  std::vector<double> detection_seconds;
+  std::vector<member_id> victims;
+};
+
+// Every member starts with its rank in every element and averages with its
+// in-neighbours each round. Victims stop at random rounds: the even-numbered
+// victim stops itself, the odd-numbered one is killed by a survivor (it then
+// stops at its next transport operation, wherever it is).
+template <class Consistency, class Topology>
+run_result run_with_kills(std::size_t kills, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<member_id> candidates{1, 2, 3, 4, 5, 6, 7};
+  std::shuffle(candidates.begin(), candidates.end(), rng);
+  const std::vector<member_id> victims(candidates.begin(), candidates.begin() + static_cast<long>(kills));
+  std::vector<int> at(kills);
+  for (auto& r : at) r = std::uniform_int_distribution<int>(3, 40)(rng);
+
+  run_result result;
+  result.victims = victims;
+  std::mutex mutex;
+  inproc::options o;
+  o.wait_limit = 20s;
+  o.max_random_delay = 20us;
+  o.seed = seed;
+  inproc::run(
+      members,
+      [&](inproc::context& c) {
+        auto v = dml::make_vector<double>(c, 4, Consistency{}, Topology{});
+        for (auto& x : v.span()) x = static_cast<double>(c.rank());
+        // Rounds are counted by the vector's clock, which a view change
+        // keeps (a cut-short scatter is made again), so every survivor
+        // makes the same number of rounds.
+        for (int r = 0; v.clock() < last_round; ++r) {
+          for (std::size_t i = 0; i < kills; ++i) {
+            if (r != at[i]) continue;
+            if (i % 2 == 0 && c.rank() == victims[i]) c.stop();
+            if (i % 2 == 1 && c.rank() == 0) c.kill(victims[i]);
+          }
+          v.scatter();
+          v.gather();
+        }
+        v.barrier();  // nobody leaves while others may still need it in a rebuild
+        outcome out;
+        out.rank = c.rank();
+        out.view = c.view();
+        for (const auto& ch : c.view_changes()) out.changes.push_back(ch.live);
+        out.connected = dml::topology::is_strongly_connected(v.graph());
+        out.epoch_matches = v.epoch() == c.view().epoch;
+        out.value.assign(v.span().begin(), v.span().end());
+        std::lock_guard lock(mutex);
+        for (const auto& ch : c.view_changes()) result.detection_seconds.push_back(ch.detection_seconds);
+        result.survivors.push_back(std::move(out));
+      },
+      o);
+  return result;
+}
+
+template <class Consistency, class Topology>
+void check_recovery(const char* name, std::size_t kills, std::uint64_t seed) {
+  INFO(name << ", " << kills << " of " << members << " killed, seed " << seed);
+  const auto r = run_with_kills<Consistency, Topology>(kills, seed);
+  // Every survivor finished.
+  REQUIRE(r.survivors.size() == members - kills);
+  std::vector<member_id> expected;
+  for (member_id m = 0; m < members; ++m)
+    if (std::find(r.victims.begin(), r.victims.end(), m) == r.victims.end()) expected.push_back(m);
+  const auto& first = r.survivors.front();
+  double lo = first.value[0];
+  double hi = first.value[0];
+  for (const auto& s : r.survivors) {
+    INFO("survivor " << s.rank);
+    // One view, the same on every survivor, reached through the same changes.
+    REQUIRE(s.view.live == expected);
+    REQUIRE(s.view == first.view);
+    REQUIRE(s.changes == first.changes);
+    REQUIRE(s.connected);
+    REQUIRE(s.epoch_matches);
+    for (double x : s.value) {
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+    }
+  }
+  REQUIRE(first.view.epoch >= 1);
+  REQUIRE(first.view.epoch <= kills);
+  // Averaging goes on over the new graph: the survivors agree on one value
+  // (they start 0..7 apart).
+  REQUIRE(hi - lo < 0.05);
+  REQUIRE(!r.detection_seconds.empty());
+}
+
+template <class Consistency>
+void matrix(const char* cname, std::uint64_t seed) {
+  for (std::size_t kills : {1u, 2u}) {
+    const std::string k = std::string(cname) + " over ";
+    check_recovery<Consistency, dml::topology::halton>((k + "halton").c_str(), kills, seed + 1);
+    check_recovery<Consistency, dml::topology::root_expander>((k + "root_expander").c_str(), kills, seed + 2);
+    check_recovery<Consistency, dml::topology::ring>((k + "ring").c_str(), kills, seed + 3);
+    check_recovery<Consistency, dml::topology::all>((k + "all").c_str(), kills, seed + 4);
+    seed += 10;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("kill 1 and 2 of 8 under bsp: one view on every survivor, training goes on") {
+  matrix<dml::consistency::bsp>("bsp", 100);
+}
+TEST_CASE("kill 1 and 2 of 8 under notify_ack: one view on every survivor, training goes on") {
+  matrix<dml::consistency::notify_ack>("notify_ack", 200);
+}
+TEST_CASE("kill 1 and 2 of 8 under ssp<2>: one view on every survivor, training goes on") {
+  matrix<dml::consistency::ssp<2>>("ssp<2>", 300);
+}
+TEST_CASE("kill 1 and 2 of 8 under asp: one view on every survivor, training goes on") {
+  matrix<dml::consistency::asp>("asp", 400);
+}
+
+TEST_CASE("detection and recovery times are recorded for every view change") {
+  std::vector<double> detect;
+  std::vector<double> recover;
+  std::mutex mutex;
+  for (int trial = 0; trial < 10; ++trial) {
+    inproc::run(members, [&](inproc::context& c) {
+      auto v = dml::make_vector<float>(c, 1024, dml::consistency::notify_ack{}, dml::topology::halton{});
+      for (int r = 0; r < 30; ++r) {
+        if (c.rank() == 5 && r == 10) c.stop();
+        v.scatter();
+        v.gather();
+      }
+      v.barrier();
+      REQUIRE(c.view_changes().size() == 1);
+      const auto& ch = c.view_changes().front();
+      REQUIRE(ch.removed == std::vector<member_id>{5});
+      REQUIRE(ch.epoch == 1);
+      REQUIRE(ch.detection_seconds >= 0);
+      REQUIRE(ch.recovery_seconds >= ch.detection_seconds);
+      std::lock_guard lock(mutex);
+      detect.push_back(ch.detection_seconds);
+      recover.push_back(ch.recovery_seconds);
+    });
+  }
+  std::sort(detect.begin(), detect.end());
+  std::sort(recover.begin(), recover.end());
+  std::printf("in-process, 8 members, notify_ack over halton, 1 killed, %zu survivor records: detection median %.1f us "
+              "(max %.1f us), recovery median %.1f us (max %.1f us)\n",
+              detect.size(), 1e6 * detect[detect.size() / 2], 1e6 * detect.back(), 1e6 * recover[recover.size() / 2],
+              1e6 * recover.back());
+  REQUIRE(detect.size() == 70);
+}
+
+TEST_CASE("several vectors on one context are all rebuilt, in the same order on every member") {
+  std::atomic<int> finished{0};
+  inproc::options o;
+  o.max_random_delay = 20us;
+  o.wait_limit = 20s;
+  inproc::run(
+      6,
+      [&](inproc::context& c) {
+        auto a = dml::make_vector<float>(c, 16, dml::consistency::notify_ack{}, dml::topology::ring{});
+        auto b = dml::make_vector<double>(c, 3, dml::consistency::bsp{}, dml::topology::all{});
+        auto s = dml::make_vector<float>(c, 64, dml::sparse{4}, dml::consistency::ssp<1>{},
+                                         dml::topology::root_expander{}, dml::gather::sum{});
+        for (int r = 0; r < 60; ++r) {
+          if (c.rank() == 2 && r == 7) c.stop();
+          for (auto& x : b.span()) x = 1.0;
+          a.scatter();
+          b.scatter();
+          a.gather();
+          b.gather();
+          std::fill(s.span().begin(), s.span().end(), 0.0f);
+          s.span()[c.rank()] = 1.0f;
+          s.scatter();
+          s.gather();
+        }
+        b.barrier();
+        for (const auto* st : {&a.stats(), &s.stats()}) REQUIRE(st->rebuilds == 1);
+        REQUIRE(b.stats().rebuilds == 1);
+        REQUIRE(a.epoch() == 1);
+        REQUIRE(b.epoch() == 1);
+        REQUIRE(s.epoch() == 1);
+        // bsp + all after the rebuild: every gather averages 5 ones.
+        for (double x : b.span()) REQUIRE(x == 1.0);
+        ++finished;
+      },
+      o);
+  REQUIRE(finished.load() == 5);
+}
+
+TEST_CASE("exact policies skip, and count, the updates a view change lost") {
+  // Ring 0 -> 1 -> 2 -> 3 -> 0 under notify_ack; member 1 dies. Member 2's
+  // new in-neighbour is 0; in the round of the failure 0's update may already
+  // be consumed by 1 and gone.
+  std::atomic<std::uint64_t> lost{0};
+  std::atomic<std::uint64_t> full_after{0};
+  inproc::run(4, [&](inproc::context& c) {
+    auto v = dml::make_vector<float>(c, 4, dml::consistency::notify_ack{}, dml::topology::ring{});
+    for (int r = 0; r < 40; ++r) {
+      if (c.rank() == 1 && r == 20) c.stop();
+      v.scatter();
+      v.gather();
+    }
+    v.barrier();
+    lost += v.stats().lost_in_view_change;
+    // After the failure every gather is full except the ones that lost an update.
+    full_after += v.stats().gathers - v.stats().full_gathers;
+  });
+  REQUIRE(lost.load() <= 3);
+  REQUIRE(full_after.load() == lost.load());
+}
+
+TEST_CASE("the abort policy: every survivor gets peer_failure naming the dead member") {
+  for (member_id victim : {1u, 4u, 7u}) {
+    std::atomic<int> named{0};
+    std::atomic<int> other{0};
+    inproc::options o;
+    o.on_failure = dml::fault::policy::abort;
+    inproc::run(
+        members,
+        [&](inproc::context& c) {
+          auto v = dml::make_vector<float>(c, 8, dml::consistency::notify_ack{}, dml::topology::halton{});
+          try {
+            for (int r = 0; r < 100; ++r) {
+              if (c.rank() == victim && r == 10) c.stop();
+              v.scatter();
+              v.gather();
+            }
+            ++other;  // finished without noticing: wrong
+          } catch (const dml::peer_failure& e) {
+            const std::string what = e.what();
+            if (e.rank() == victim && what.find("abort") != std::string::npos)
+              ++named;
+            else
+              ++other;
+          }
+        },
+        o);
+    INFO("victim " << victim);
+    REQUIRE(named.load() == static_cast<int>(members) - 1);
+    REQUIRE(other.load() == 0);
+  }
+}
+
+TEST_CASE("a topology that cannot be built over the survivors is a config_error on every survivor") {
+  std::atomic<int> clear{0};
+  inproc::run(4, [&](inproc::context& c) {
+    auto v = dml::make_vector<float>(c, 4, dml::consistency::bsp{}, dml::topology::halton{3});
+    try {
+      for (int r = 0; r < 20; ++r) {
+        if (c.rank() == 3 && r == 5) c.stop();
+        v.scatter();
+        v.gather();
+      }
+    } catch (const dml::config_error& e) {
+      const std::string what = e.what();
+      if (what.find("halton") != std::string::npos) ++clear;
+    }
+  });
+  REQUIRE(clear.load() == 3);
+}
+
+TEST_CASE("recover() on the context moves it to the survivors' view; barriers then skip the dead") {
+  std::atomic<int> done{0};
+  inproc::run(5, [&](inproc::context& c) {
+    if (c.rank() == 3) c.stop();
+    for (;;) {
+      try {
+        c.barrier();
+        break;
+      } catch (const dml::peer_failure& e) {
+        REQUIRE(e.rank() == 3);
+        c.recover();
+      }
+    }
+    REQUIRE(c.view().epoch == 1);
+    REQUIRE(c.view().live == std::vector<member_id>{0, 1, 2, 4});
+    c.barrier();
+    c.recover();  // nothing new: returns at once
+    REQUIRE(c.view().epoch == 1);
+    const std::byte mine{static_cast<unsigned char>(c.rank())};
+    const auto all = c.exchange(std::span(&mine, 1));
+    REQUIRE(all.size() == 4);
+    REQUIRE(all[3][0] == std::byte{4});  // indexed like view().live
+    ++done;
+  });
+  REQUIRE(done.load() == 4);
+}

@@ -16,6 +16,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace trainer {
 
@@ -52,6 +53,10 @@ class launcher {
     ranks_ = ranks;
   }
 
+  /// Settings of the in-process group (failure policy, wait limit, fault
+  /// and straggler injection); the MPI transports do not use them.
+  void set_inproc_options(dml::comm::inproc::options o) { inproc_options_ = std::move(o); }
+
   /// Whether this process prints progress and results: always in-process,
   /// and on rank 0 under MPI.
   [[nodiscard]] bool leader() const noexcept { return rank_ == 0; }
@@ -64,11 +69,12 @@ class launcher {
     if (rma_) return body(*rma_);
     if (two_sided_) return body(*two_sided_);
 #endif
-    dml::comm::inproc::run(ranks_, body);
+    dml::comm::inproc::run(ranks_, body, inproc_options_);
   }
 
  private:
   std::size_t ranks_ = 1, rank_ = 0;
+  dml::comm::inproc::options inproc_options_;
 #if DML_EXAMPLES_MPI
   std::optional<dml::comm::mpi_rma> rma_;
   std::optional<dml::comm::mpi> two_sided_;

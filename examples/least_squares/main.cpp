@@ -36,7 +36,16 @@
 // gather(); averaging w with the neighbours' keeps the replicas in consensus
 // (decentralized SGD, as in MALT and ASAP). Over all with bsp it takes the
 // same steps as averaging gradients.
+//
+// Failures (in-process ranks): --kill R@STEP makes member R stop at training
+// step STEP as if its process had died. Nothing in train() handles it: the
+// vectors notice the dead member, the survivors agree on a new view, every
+// vector rebuilds its graph over them and training goes on (with
+// --on-failure abort every survivor throws dml::peer_failure instead). The
+// dead member's shard is simply no longer trained on, and the reported model
+// is the survivors' mean.
 #include <dml/dml.hpp>
+#include <dml/fault/membership.hpp>
 
 #include "../common/launcher.hpp"
 
@@ -57,6 +66,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 namespace {
 
@@ -68,6 +78,14 @@ struct settings {
   bool ranks_given = false;      // --ranks was on the command line
   bool exchange_models = false;  // --exchange models
   bool check = false;            // --check-against-single
+  struct planned_kill {
+    dml::member_id member = 0;
+    std::size_t step = 0;  // 1-based, counted over all epochs
+    std::string text;      // as given, for messages
+  };
+  std::vector<planned_kill> kills;  // --kill R@STEP (in-process only)
+  dml::fault::policy on_failure = dml::fault::policy::tolerate;
+  bool on_failure_given = false;
 };
 
 using trainer::usage_error;
@@ -97,7 +115,8 @@ float mse(const dataset& d, const Eigen::VectorXf& w) {
 struct outcome {
   float loss = 0;
   double seconds = 0, bytes = 0;
-  Eigen::VectorXf model;  // averaged over ranks
+  Eigen::VectorXf model;                         // averaged over ranks (the survivors, after a failure)
+  std::vector<dml::fault::view_change> changes;  // as rank 0 saw them
 };
 
 template <class Topology, class Consistency>
@@ -115,7 +134,11 @@ outcome train(trainer::launcher& launch, const settings& s, const dataset& data,
     auto mean = dml::make_vector<double>(comm, s.dim + 2);
     Eigen::VectorXf w = Eigen::VectorXf::Zero(dim);
     const Eigen::Index steps = data.x.rows() / (ranks * b);  // per epoch; leftover rows stay unused
-    double seconds = 0;                                      // training time (rank 0's is reported)
+    // Fault injection (--kill): the step at which this member stops, 0 for never.
+    std::size_t stop_at = 0;
+    for (const auto& k : s.kills)
+      if (k.member == comm.rank()) stop_at = k.step;
+    double seconds = 0;  // training time (rank 0's is reported)
 
     auto report = [&](std::size_t epoch) {
       mean.eigen().head(dim) = w.cast<double>();
@@ -126,7 +149,10 @@ outcome train(trainer::launcher& launch, const settings& s, const dataset& data,
       if (rank != 0) return;
       const Eigen::VectorXd means = mean.eigen().head(dim);
       const Eigen::VectorXf model = means.cast<float>();
-      result = {mse(data, model), seconds, mean.eigen()[dim], model};
+      result.loss = mse(data, model);
+      result.seconds = seconds;
+      result.bytes = mean.eigen()[dim];
+      result.model = model;
       if (verbose)
         std::printf("epoch %3zu  %7.3f s  mse %10.5f  %12.0f bytes sent per member  %5.1f%% full gathers\n",
                     epoch, seconds, static_cast<double>(result.loss), result.bytes,
@@ -137,6 +163,10 @@ outcome train(trainer::launcher& launch, const settings& s, const dataset& data,
     for (std::size_t epoch = 1; epoch <= s.epochs; ++epoch) {
       const auto start = std::chrono::steady_clock::now();
       for (Eigen::Index k = 0; k < steps; ++k) {
+        if constexpr (std::is_same_v<std::remove_cvref_t<decltype(comm)>, dml::comm::inproc::context>) {
+          const auto step = (epoch - 1) * static_cast<std::size_t>(steps) + static_cast<std::size_t>(k) + 1;
+          if (step == stop_at) comm.stop();  // never returns: this member is dead from here on
+        }
         // Rows k*R*b + rank, + R, + 2R, ...: R ranks together cover the rows
         // k*R*b .. (k+1)*R*b - 1, the same minibatch a single rank with batch
         // R*b takes in step k.
@@ -159,6 +189,8 @@ outcome train(trainer::launcher& launch, const settings& s, const dataset& data,
       seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       report(epoch);
     }
+    if constexpr (requires { comm.view_changes(); })
+      if (rank == 0) result.changes = comm.view_changes();
   });
   return result;
 }
@@ -240,6 +272,51 @@ std::string parse_choice(std::string_view name, std::string_view text,
                     "'; choose one of " + list);
 }
 
+// --kill R@STEP: member R stops at training step STEP (1-based, counted
+// over all epochs). Checked against --ranks in check_kills().
+settings::planned_kill parse_kill(std::string_view text) {
+  const auto at = text.find('@');
+  settings::planned_kill k;
+  k.text = std::string(text);
+  auto whole = [&](std::string_view part, auto& out) {
+    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), out);
+    return !part.empty() && ec == std::errc{} && end == part.data() + part.size();
+  };
+  if (at == std::string_view::npos || !whole(text.substr(0, at), k.member) ||
+      !whole(text.substr(at + 1), k.step))
+    throw usage_error("--kill needs MEMBER@STEP, e.g. 3@20 (member 3 stops at training step 20), got '" +
+                      std::string(text) + "'");
+  if (k.step == 0)
+    throw usage_error("--kill " + k.text + ": steps are counted from 1 (the first training step)");
+  return k;
+}
+
+void check_kills(const settings& s) {
+  if (s.kills.empty()) return;
+  if (s.kills.size() >= s.ranks)
+    throw usage_error("--kill given " + std::to_string(s.kills.size()) +
+                      (s.kills.size() == 1 ? " time" : " times") + ", but of " + std::to_string(s.ranks) +
+                      (s.ranks == 1 ? " rank" : " ranks") + " at most " + std::to_string(s.ranks - 1) +
+                      " can be killed (member 0 must survive)");
+  for (std::size_t i = 0; i < s.kills.size(); ++i) {
+    const auto& k = s.kills[i];
+    if (k.member == 0)
+      throw usage_error(
+          "--kill " + k.text +
+          ": member 0 cannot be killed; it prints the progress and the result and writes the CSV");
+    if (k.member >= s.ranks)
+      throw usage_error(
+          "--kill " + k.text + ": there is no member " + std::to_string(k.member) + " among " +
+          std::to_string(s.ranks) + " ranks (" +
+          (s.ranks == 2 ? std::string("only member 1") : "members 1 to " + std::to_string(s.ranks - 1)) +
+          " can be killed)");
+    for (std::size_t j = 0; j < i; ++j)
+      if (s.kills[j].member == k.member)
+        throw usage_error("--kill " + k.text + ": member " + std::to_string(k.member) +
+                          " is already killed by --kill " + s.kills[j].text);
+  }
+}
+
 settings parse(int argc, char** argv) {
   settings s;
   for (int i = 1; i < argc; ++i) {
@@ -253,9 +330,9 @@ settings parse(int argc, char** argv) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
     }
-    static constexpr std::string_view known[] = {"--ranks",       "--epochs",   "--dim",      "--samples",
-                                                 "--batch",       "--seed",     "--lr",       "--topology",
-                                                 "--consistency", "--exchange", "--transport"};
+    static constexpr std::string_view known[] = {
+        "--ranks",    "--epochs",      "--dim",      "--samples",   "--batch", "--seed",      "--lr",
+        "--topology", "--consistency", "--exchange", "--transport", "--kill",  "--on-failure"};
     if (std::find(std::begin(known), std::end(known), arg) == std::end(known))
       throw usage_error("unknown argument '" + std::string(argv[i]) + "'");
     if (eq == std::string_view::npos) {
@@ -283,7 +360,14 @@ settings parse(int argc, char** argv) {
       s.topology = parse_choice(arg, value, {"all", "halton", "root_expander", "ring"});
     else if (arg == "--consistency")
       s.consistency = parse_choice(arg, value, {"bsp", "asp", "ssp", "notify_ack"});
-    else
+    else if (arg == "--kill")
+      s.kills.push_back(parse_kill(value));
+    else if (arg == "--on-failure") {
+      s.on_failure = parse_choice(arg, value, {"tolerate", "abort"}) == "tolerate"
+                         ? dml::fault::policy::tolerate
+                         : dml::fault::policy::abort;
+      s.on_failure_given = true;
+    } else
       s.exchange_models = parse_choice(arg, value, {"gradients", "models"}) == "models";
   }
   if (s.ranks > 256)
@@ -293,6 +377,14 @@ settings parse(int argc, char** argv) {
                       " every MPI process is one rank (mpiexec -n N)");
   if (s.transport != "inproc" && s.check)
     throw usage_error("--check-against-single compares in-process runs (--transport inproc)");
+  if (s.transport != "inproc" && !s.kills.empty())
+    throw usage_error("--kill stops an in-process rank (--transport inproc); with " + s.transport +
+                      " kill an MPI process from outside, e.g. with kill -9; see docs/fault-tolerance.md");
+  if (s.transport != "inproc" && s.on_failure_given)
+    throw usage_error("--on-failure sets the in-process group's failure policy (--transport inproc)");
+  if (s.check && !s.kills.empty())
+    throw usage_error("--check-against-single compares runs without failures; drop --kill");
+  check_kills(s);
   if (s.samples > (std::size_t{1} << 28) / s.dim)
     throw usage_error("--samples " + std::to_string(s.samples) + " x --dim " + std::to_string(s.dim) +
                       " is too much data for this example (at most 2^28 values)");
@@ -305,6 +397,21 @@ void require_enough_samples(const settings& s) {
     throw usage_error("--samples " + std::to_string(s.samples) + " is too few: " + std::to_string(s.ranks) +
                       " ranks with batch " + std::to_string(s.batch) + " need at least " +
                       std::to_string(s.ranks * s.batch) + " per step");
+  const std::size_t per_epoch = s.samples / (s.ranks * s.batch);
+  for (const auto& k : s.kills)
+    if (k.step > s.epochs * per_epoch)
+      throw usage_error("--kill " + k.text + ": training has only " + std::to_string(s.epochs * per_epoch) +
+                        " steps (" + std::to_string(s.epochs) + " epochs of " + std::to_string(per_epoch) +
+                        ")");
+}
+
+// "view 1: member 3 removed, 7 left; detected after 12.3 us, vectors rebuilt after 0.41 ms"
+void print_view_change(const dml::fault::view_change& c) {
+  std::printf(
+      "view %llu: member%s %s removed, %zu left; detected after %.1f us, vectors rebuilt after %.2f ms\n",
+      static_cast<unsigned long long>(c.epoch), c.removed.size() == 1 ? "" : "s",
+      dml::fault::list(c.removed).c_str(), c.live.size(), 1e6 * c.detection_seconds,
+      1e3 * c.recovery_seconds);
 }
 
 constexpr const char* help = R"(usage: dml-least-squares [options]
@@ -326,7 +433,15 @@ ranks that average gradients or models with a dml distributed vector.
   --batch N              minibatch per rank and step, default 32
   --seed N               data seed, default 1
   --check-against-single also train 1 rank and check both reach the same loss
-Prints one line per epoch and finally 'final: loss=... seconds=... bytes=... epochs=...'.
+  --kill R@STEP          in-process only: member R (1 .. ranks-1) stops at
+                         training step STEP (from 1, counted over all epochs)
+                         as if its process died; repeatable. Under MPI kill a
+                         process from outside (kill -9; docs/fault-tolerance.md)
+  --on-failure WHAT      tolerate | abort, default tolerate: the survivors
+                         rebuild their vectors over themselves and go on, or
+                         every survivor stops with an error naming the dead
+Prints one line per epoch, one 'view E: ...' line per membership change, and
+finally 'final: loss=... seconds=... bytes=... epochs=...'.
 )";
 
 }  // namespace
@@ -343,6 +458,9 @@ int main(int argc, char** argv) {
   }
   try {
     trainer::launcher launch(s.transport, s.ranks, argc, argv);  // starts MPI for mpi_rma / mpi
+    dml::comm::inproc::options group;
+    group.on_failure = s.on_failure;
+    launch.set_inproc_options(group);
     require_enough_samples(s);
     const dataset data = generate(s);
     if (s.check) return check_against_single(s, data);
@@ -355,11 +473,16 @@ int main(int argc, char** argv) {
           s.samples, s.dim, s.batch, static_cast<double>(s.lr));
     const outcome r = train(launch, s, data, true);
     if (launch.leader())
+      for (const auto& c : r.changes) print_view_change(c);
+    if (launch.leader())
       std::printf("final: loss=%.6f seconds=%.3f bytes=%.0f epochs=%zu\n", static_cast<double>(r.loss),
                   r.seconds, r.bytes, s.epochs);
   } catch (const usage_error& e) {
     std::fprintf(stderr, "dml-least-squares: %s (see --help)\n", e.what());
     return 2;
+  } catch (const dml::peer_failure& e) {  // --on-failure abort
+    std::fprintf(stderr, "dml-least-squares: member %zu failed: %s\n", e.rank(), e.what());
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dml-least-squares: %s\n", e.what());
     return 1;

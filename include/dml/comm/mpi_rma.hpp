@@ -9,7 +9,9 @@
 
 #include <dml/comm/concepts.hpp>
 #include <dml/comm/mpi/common.hpp>
+#include <dml/comm/mpi/monitor.hpp>
 #include <dml/error.hpp>
+#include <dml/fault/membership.hpp>
 #include <dml/fwd.hpp>
 
 #include <mpi.h>
@@ -78,6 +80,16 @@ namespace comm {
 /// member busy computing delays the flushes aimed at it until its next dml
 /// call.
 ///
+/// Failures: a fault monitor (a small window per member plus a heartbeat
+/// thread that makes no MPI calls) suspects a member whose heartbeat stalls
+/// past the heartbeat timeout (`DML_HEARTBEAT_TIMEOUT_MS`, default 1000) or
+/// whose operations fail. With `fault::policy::tolerate` (the default;
+/// `DML_FAILURE_POLICY=abort` or `set_failure_policy()` changes it) the
+/// survivors agree on a new view one-sidedly, build a communicator of the
+/// survivors with `MPI_Comm_create_group` and rebuild every vector over it.
+/// Open MPI ends the whole job when a process dies unless mpiexec runs with
+/// `--enable-recovery`.
+///
 /// Use from one thread at a time (MPI is started with MPI_THREAD_SERIALIZED).
 class mpi_rma {
  public:
@@ -109,21 +121,55 @@ class mpi_rma {
   /// Frees the duplicated communicator (skipped after a failure). Every
   /// vector built on this context must be destroyed before it.
   ~mpi_rma() {
-    if (comm_ != MPI_COMM_NULL && !detail::mpi_impl::finalized() && !detail::mpi_impl::broken())
-      MPI_Comm_free(&comm_);
+    monitor_.stop();
+    if (detail::mpi_impl::finalized() || detail::mpi_impl::broken()) return;  // collectives could hang
+    if (monitor_.started()) {
+      MPI_Win win = monitor_.window();
+      MPI_Win_unlock_all(win);
+      MPI_Win_free(&win);
+    }
+    if (comm_ != MPI_COMM_NULL && comm_ != world_) MPI_Comm_free(&comm_);
+    if (world_ != MPI_COMM_NULL) MPI_Comm_free(&world_);
   }
 
   [[nodiscard]] member_id rank() const noexcept { return rank_; }
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  /// Every member of the group; this transport does not shrink the view
-  /// itself (recovery is the fault monitor's job).
-  [[nodiscard]] membership_view view() const {
-    membership_view v;
-    for (member_id m = 0; m < size_; ++m) v.live.push_back(m);
-    return v;
+  /// The view this member works in (epoch and live set, original ranks).
+  [[nodiscard]] const membership_view& view() const noexcept { return view_; }
+  /// False once an operation aimed at m failed, or m's heartbeat stalled
+  /// past the heartbeat timeout.
+  [[nodiscard]] bool alive(member_id m) const {
+    return m < size_ && failed_[m] == 0 && !monitor_.suspect(m);
   }
-  /// False once an operation aimed at m failed or timed out.
-  [[nodiscard]] bool alive(member_id m) const { return m < size_ && failed_[m] == 0; }
+  /// What vectors do when a member fails.
+  [[nodiscard]] fault::policy failure_policy() const noexcept { return policy_; }
+  void set_failure_policy(fault::policy p) noexcept { policy_ = p; }
+  /// How long a member's heartbeat may stall before it is suspected.
+  void set_heartbeat_timeout(std::chrono::steady_clock::duration t) noexcept { monitor_.set_heartbeat_timeout(t); }
+  [[nodiscard]] std::chrono::steady_clock::duration heartbeat_timeout() const noexcept {
+    return monitor_.heartbeat_timeout();
+  }
+  /// The view changes this member took part in, oldest first.
+  [[nodiscard]] const std::vector<fault::view_change>& view_changes() const noexcept { return changes_; }
+
+  /// Throws `dml::peer_failure` when another member has started a view
+  /// change that this member has not joined (one local load).
+  void check_view() const {
+    if (monitor_.alarmed())
+      throw peer_failure(rank_, std::string(who) + ": member " + std::to_string(rank_) +
+                                    ": another member started a view change");
+  }
+
+  /// Agrees with the other survivors on a view without the failed members
+  /// and rebuilds every vector built on this context over it (collective
+  /// over the survivors). Returns at once when no failure is known. With
+  /// `fault::policy::abort` it throws `dml::peer_failure` naming the dead
+  /// member once the survivors agree.
+  void recover();
+
+  /// Vectors register here so `recover()` can rebuild them.
+  void register_vector(dml::detail::rebuild_entry* e) { registry_.add(e); }
+  void unregister_vector(dml::detail::rebuild_entry* e) noexcept { registry_.remove(e); }
   [[nodiscard]] std::chrono::steady_clock::duration wait_limit() const noexcept { return wait_limit_; }
   /// Longest any blocking step (barrier, exchange, segment creation, a
   /// vector's wait) may take before it throws dml::timeout.
@@ -136,14 +182,16 @@ class mpi_rma {
 
   /// Waits (MPI_Ibarrier, polled) until every member entered the barrier.
   void barrier() {
-    detail::mpi_impl::require_not_broken(who, "barrier");
-    detail::mpi_impl::barrier(comm_, wait_limit_, who, [] {});
+    require_usable("barrier");
+    collective([&] { detail::mpi_impl::barrier(comm_, wait_limit_, who, [this] { watch(); }); });
   }
 
   /// Collective: every member's record, indexed by rank.
   std::vector<std::vector<std::byte>> exchange(std::span<const std::byte> record) {
-    detail::mpi_impl::require_not_broken(who, "exchange");
-    return detail::mpi_impl::all_gather_bytes(comm_, record, wait_limit_, who, [] {});
+    require_usable("exchange");
+    std::vector<std::vector<std::byte>> out;
+    collective([&] { out = detail::mpi_impl::all_gather_bytes(comm_, record, wait_limit_, who, [this] { watch(); }); });
+    return out;
   }
 
   /// Collective: allocates a window of data_words + control_words 64-bit
@@ -161,10 +209,38 @@ class mpi_rma {
  private:
   static constexpr const char* who = "dml::comm::mpi_rma";
 
+  // A collective on comm_: once one is cut short, comm_ is unusable until
+  // a view change replaces it.
+  template <class Fn>
+  void collective(Fn&& fn) {
+    try {
+      fn();
+    } catch (...) {
+      comm_broken_ = true;
+      throw;
+    }
+  }
+  void require_usable(const char* what) const {
+    if (comm_broken_)
+      throw comm_error(std::string(who) + ": " + what +
+                       " refused: an earlier peer failure or timeout left this group unable to complete "
+                       "collective operations (recover() moves it to the survivors)");
+  }
+  // Called while a collective waits: a failed member or a view change
+  // started elsewhere ends the wait.
+  void watch() {
+    check_view();
+    for (member_id m : view_.live)
+      if (m != rank_ && !alive(m))
+        throw peer_failure(m, std::string(who) + ": member " + std::to_string(rank_) + " waited in a collective for member " +
+                                  std::to_string(m) + ", which has failed (heartbeat silent or operations failing)");
+  }
+
   void attach(MPI_Comm comm) {
     namespace impl = detail::mpi_impl;
     if (comm == MPI_COMM_NULL) throw config_error(std::string(who) + ": the communicator is MPI_COMM_NULL");
     impl::check(MPI_Comm_dup(comm, &comm_), who, "MPI_Comm_dup");
+    world_ = comm_;
     impl::check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), who, "MPI_Comm_set_errhandler");
     int r = 0, n = 0;
     impl::check(MPI_Comm_rank(comm_, &r), who, "MPI_Comm_rank");
@@ -185,21 +261,71 @@ class mpi_rma {
       throw config_error(std::string(who) + ": DML_RMA_WINDOW is '" + window +
                          "'; use 'shared' (the default on one node) or 'allocate'");
     shared_windows_ = on_node == n && window != "allocate";
+    for (member_id m = 0; m < size_; ++m) view_.live.push_back(m);
+    if (const char* p = std::getenv("DML_FAILURE_POLICY")) {
+      const std::string v = p;
+      if (v == "abort")
+        policy_ = fault::policy::abort;
+      else if (v != "tolerate" && !v.empty())
+        throw config_error(std::string(who) + ": DML_FAILURE_POLICY is '" + v + "'; use 'tolerate' or 'abort'");
+    }
+    std::chrono::milliseconds heartbeat{1000};
+    if (const char* p = std::getenv("DML_HEARTBEAT_TIMEOUT_MS")) {
+      char* end = nullptr;
+      const long ms = std::strtol(p, &end, 10);
+      if (end == p || *end != '\0' || ms < 10 || ms > 3'600'000)
+        throw config_error(std::string(who) + ": DML_HEARTBEAT_TIMEOUT_MS is '" + p +
+                           "'; give milliseconds between 10 and 3600000");
+      heartbeat = std::chrono::milliseconds(ms);
+    }
+    monitor_.start(world_, rank_, size_, shared_windows_, heartbeat, wait_limit_, who);
+  }
+
+  // Builds the communicator of `next` from the original group. Only called
+  // once every member of `next` confirmed it, so nobody outside it takes
+  // part and every member of it does.
+  void switch_to(const membership_view& next) {
+    namespace impl = detail::mpi_impl;
+    MPI_Group all = MPI_GROUP_NULL, survivors = MPI_GROUP_NULL;
+    impl::check(MPI_Comm_group(world_, &all), who, "MPI_Comm_group");
+    std::vector<int> ranks(next.live.begin(), next.live.end());
+    impl::check(MPI_Group_incl(all, static_cast<int>(ranks.size()), ranks.data(), &survivors), who,
+                "MPI_Group_incl");
+    MPI_Comm fresh = MPI_COMM_NULL;
+    const int rc = MPI_Comm_create_group(world_, survivors, static_cast<int>(next.epoch % 32768), &fresh);
+    MPI_Group_free(&survivors);
+    MPI_Group_free(&all);
+    impl::check(rc, who, "MPI_Comm_create_group (survivors)");
+    impl::check(MPI_Comm_set_errhandler(fresh, MPI_ERRORS_RETURN), who, "MPI_Comm_set_errhandler");
+    comm_ = fresh;  // the old communicator is left alone: freeing it is collective
+    comm_broken_ = false;
+    view_ = next;
   }
 
   void mark_failed(member_id m) {
     if (m < size_) failed_[m] = 1;
+    monitor_.declare(m);
     detail::mpi_impl::mark_broken();
   }
 
   friend class segment;
   detail::mpi_impl::environment env_;  // first: outlives the communicator
-  MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Comm world_ = MPI_COMM_NULL;  // the original group (a duplicate)
+  MPI_Comm comm_ = MPI_COMM_NULL;   // the current view's group
   member_id rank_ = 0;
   std::size_t size_ = 0;
   std::vector<char> failed_;
   std::chrono::steady_clock::duration wait_limit_;
   bool shared_windows_ = false;
+  bool comm_broken_ = false;
+  membership_view view_;
+  fault::policy policy_ = fault::policy::tolerate;
+  mutable detail::mpi_impl::monitor monitor_;
+  dml::detail::vector_registry registry_;
+  std::vector<fault::view_change> changes_;
+  bool rebuild_due_ = false;
+  double silent_before_ = 0;  // detection time of the last view change
+  std::chrono::steady_clock::time_point decided_at_{};
 };
 
 /// One member's handle on a window; see mpi_rma. Move-only; destruction is
@@ -229,7 +355,7 @@ class mpi_rma::segment {
   void put(member_id target, std::size_t word, std::span<const std::byte> bytes) {
     check_range(target, word, bytes.size());
     if (bytes.empty() || !ctx_->alive(target)) return;  // lost like a write to a dead host; flush reports it
-    const int t = static_cast<int>(target);
+    const int t = rank_of(target);
     const std::size_t full = bytes.size() / 8 * 8;
     constexpr std::size_t chunk = std::size_t{1} << 30;  // MPI counts are int
     for (std::size_t off = 0; off < full; off += chunk) {
@@ -252,7 +378,7 @@ class mpi_rma::segment {
   /// Remote completion of every earlier put to target.
   void flush(member_id target) {
     require_alive(target, "flush");
-    peer_call(MPI_Win_flush(static_cast<int>(target), win_), target, "MPI_Win_flush");
+    peer_call(MPI_Win_flush(rank_of(target), win_), target, "MPI_Win_flush");
   }
 
   /// Remote completion of every earlier put.
@@ -270,7 +396,7 @@ class mpi_rma::segment {
       throw comm_error(std::string(who) + ": control word " + std::to_string(control_word) +
                        " is outside member " + std::to_string(target) + "'s " +
                        std::to_string(control_words_[target]) + " control words");
-    const int t = static_cast<int>(target);
+    const int t = rank_of(target);
     std::uint64_t old = 0;
     peer_call(MPI_Win_flush(t, win_), target, "MPI_Win_flush");
     peer_call(MPI_Fetch_and_op(&value, &old, MPI_UINT64_T, t, disp(data_words_[target] + control_word),
@@ -293,7 +419,7 @@ class mpi_rma::segment {
     if (word >= control_words_.at(own()))
       throw comm_error(std::string(who) + ": control word " + std::to_string(word) + " is outside the own " +
                        std::to_string(control_words_[own()]) + " control words");
-    const int me = static_cast<int>(own());
+    const int me = rank_of(own());
     std::uint64_t ignored = 0, value = 0;
     detail::mpi_impl::check(MPI_Fetch_and_op(&ignored, &value, MPI_UINT64_T, me,
                                              disp(data_words_[own()] + word), MPI_NO_OP, win_),
@@ -327,6 +453,14 @@ class mpi_rma::segment {
   static constexpr const char* who = "dml::comm::mpi_rma";
 
   [[nodiscard]] member_id own() const noexcept { return ctx_->rank_; }
+  // The rank of member m in the communicator of this segment's window.
+  [[nodiscard]] int rank_of(member_id m) const {
+    const int r = m < ranks_.size() ? ranks_[m] : -1;
+    if (r < 0)
+      throw peer_failure(m, std::string(who) + ": member " + std::to_string(m) +
+                                " is not in the view this segment was created in");
+    return r;
+  }
   [[nodiscard]] static MPI_Aint disp(std::size_t word) noexcept { return static_cast<MPI_Aint>(word); }
 
   void check_range(member_id m, std::size_t word, std::size_t bytes) const {
@@ -353,10 +487,12 @@ class mpi_rma::segment {
 
   void take(segment& o) noexcept {
     ctx_ = std::exchange(o.ctx_, nullptr);
+    comm_ = std::exchange(o.comm_, MPI_COMM_NULL);
     win_ = std::exchange(o.win_, MPI_WIN_NULL);
     base_ = std::exchange(o.base_, nullptr);
     data_words_ = std::move(o.data_words_);
     control_words_ = std::move(o.control_words_);
+    ranks_ = std::move(o.ranks_);
   }
 
   // Collective: completes own operations, waits (bounded) until every
@@ -368,7 +504,7 @@ class mpi_rma::segment {
     if (ok) {
       try {
         flush_all();
-        detail::mpi_impl::barrier(ctx_->comm_, ctx_->wait_limit_, who, [] {});
+        detail::mpi_impl::barrier(comm_, ctx_->wait_limit_, who, [] {});
       } catch (...) {
         ok = false;  // marked broken by the failing step
       }
@@ -383,16 +519,18 @@ class mpi_rma::segment {
   }
 
   mpi_rma* ctx_ = nullptr;
+  MPI_Comm comm_ = MPI_COMM_NULL;  // the communicator the window was created over
   MPI_Win win_ = MPI_WIN_NULL;
   std::uint64_t* base_ = nullptr;
   std::vector<std::size_t> data_words_;
   std::vector<std::size_t> control_words_;
+  std::vector<int> ranks_;  // member id -> rank in the window's communicator, -1 when absent
   std::uint64_t tail_word_ = 0;  // staging for a partial last word, reusable after flush_local
 };
 
 inline mpi_rma::segment mpi_rma::create_segment(std::size_t data_words, std::size_t control_words) {
   namespace impl = detail::mpi_impl;
-  impl::require_not_broken(who, "create_segment");
+  require_usable("create_segment");
   const std::size_t words = data_words + control_words;
   if (data_words > std::numeric_limits<std::size_t>::max() / 16 ||
       words > static_cast<std::size_t>(std::numeric_limits<MPI_Aint>::max() / 8))
@@ -401,18 +539,23 @@ inline mpi_rma::segment mpi_rma::create_segment(std::size_t data_words, std::siz
   // Every member learns every other's sizes: control words sit after the
   // data words, so their displacement on a target depends on its data size.
   const std::array<std::uint64_t, 2> mine{data_words, control_words};
-  const auto all = impl::all_gather_bytes(comm_, std::as_bytes(std::span(mine)), wait_limit_, who, [] {});
+  const auto all = exchange(std::as_bytes(std::span(mine)));
   segment s;
   s.ctx_ = this;
-  s.data_words_.resize(size_);
-  s.control_words_.resize(size_);
-  for (std::size_t m = 0; m < size_; ++m) {
+  s.comm_ = comm_;
+  s.data_words_.assign(size_, 0);
+  s.control_words_.assign(size_, 0);
+  s.ranks_.assign(size_, -1);
+  if (all.size() != view_.live.size()) throw comm_error(std::string(who) + ": segment size records do not match the view");
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const member_id m = view_.live[i];
     std::array<std::uint64_t, 2> theirs{};
-    if (all[m].size() != sizeof theirs)
+    if (all[i].size() != sizeof theirs)
       throw comm_error(std::string(who) + ": malformed segment size record");
-    std::memcpy(theirs.data(), all[m].data(), sizeof theirs);
+    std::memcpy(theirs.data(), all[i].data(), sizeof theirs);
     s.data_words_[m] = static_cast<std::size_t>(theirs[0]);
     s.control_words_[m] = static_cast<std::size_t>(theirs[1]);
+    s.ranks_[m] = static_cast<int>(i);
   }
 
   // Only MPI_SUM and MPI_NO_OP ever touch a control word: osc components may
@@ -443,8 +586,54 @@ inline mpi_rma::segment mpi_rma::create_segment(std::size_t data_words, std::siz
   impl::check(MPI_Win_lock_all(MPI_MODE_NOCHECK, win), who, "MPI_Win_lock_all");
   impl::check(MPI_Win_sync(win), who, "MPI_Win_sync");
   // Nobody writes into a window before its owner has zeroed it.
-  impl::barrier(comm_, wait_limit_, who, [] {});
+  barrier();
   return s;
+}
+
+inline void mpi_rma::recover() {
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + wait_limit_;
+  for (;;) {
+    bool known = monitor_.alarmed();
+    for (member_id m : view_.live)
+      if (m != rank_ && !alive(m)) known = true;
+    if (known) {
+      const auto remaining = std::max<std::chrono::steady_clock::duration>(deadline - std::chrono::steady_clock::now(),
+                                                                         std::chrono::milliseconds(1));
+      const auto next = monitor_.agree(view_, remaining);
+      if (next.epoch > view_.epoch) {
+        fault::view_change change;
+        change.epoch = next.epoch;
+        change.removed = dml::detail::removed_members(view_.live, next.live);
+        change.live = next.live;
+        // From the last heartbeat seen of a removed member to the agreed view.
+        for (member_id m : change.removed)
+          change.detection_seconds = std::max(change.detection_seconds, monitor_.silent_seconds(m));
+        silent_before_ = change.detection_seconds;
+        decided_at_ = std::chrono::steady_clock::now();
+        detail::mpi_impl::mark_broken();  // windows and communicators of the old view are never freed
+        if (policy_ == fault::policy::abort)
+          throw peer_failure(change.removed.front(),
+                             std::string(who) + ": member " + std::to_string(rank_) + ": member(s) " +
+                                 fault::list(change.removed) + " failed; the survivors agreed on view " +
+                                 std::to_string(next.epoch) + " and the failure policy is abort");
+        switch_to(next);
+        changes_.push_back(std::move(change));
+        rebuild_due_ = true;
+      }
+    }
+    if (!rebuild_due_) return;
+    try {
+      registry_.rebuild_all();
+    } catch (const peer_failure&) {
+      if (std::chrono::steady_clock::now() > deadline) throw;
+      continue;  // another failure during the rebuild: agree again
+    }
+    rebuild_due_ = false;
+    changes_.back().recovery_seconds =
+        silent_before_ + std::chrono::duration<double>(std::chrono::steady_clock::now() - decided_at_).count();
+    return;
+  }
 }
 
 }  // namespace comm

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
 /// @file
-/// Fault tolerance: checkpoints of vectors and training state
-/// (docs/fault-tolerance.md). Not part of dml/dml.hpp.
+/// Fault tolerance: checkpoints of vectors and training state, and the
+/// local fail-stop trap for fatal signals (docs/fault-tolerance.md). Not
+/// part of dml/dml.hpp.
 #pragma once
 
 #include <dml/fault/checkpoint.hpp>
+#include <dml/fault/signals.hpp>

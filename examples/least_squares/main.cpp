@@ -37,13 +37,13 @@
 // (decentralized SGD, as in MALT and ASAP). Over all with bsp it takes the
 // same steps as averaging gradients.
 //
-// Failures (in-process ranks): --kill R@STEP makes member R stop at training
-// step STEP as if its process had died. Nothing in train() handles it: the
-// vectors notice the dead member, the survivors agree on a new view, every
-// vector rebuilds its graph over them and training goes on (with
-// --on-failure abort every survivor throws dml::peer_failure instead). The
-// dead member's shard is simply no longer trained on, and the reported model
-// is the survivors' mean.
+// Failures: --kill R@STEP makes in-process member R stop at training step
+// STEP as if its process had died (under MPI, kill a process from outside).
+// Nothing in train() handles it: the vectors notice the dead member, the
+// survivors agree on a new view, every vector rebuilds its graph over them
+// and training goes on (with --on-failure abort every survivor throws
+// dml::peer_failure instead). The dead member's shard is no longer trained
+// on, and the reported model is the survivors' mean.
 #include <dml/dml.hpp>
 #include <dml/fault/membership.hpp>
 
@@ -123,6 +123,10 @@ template <class Topology, class Consistency>
 outcome train(trainer::launcher& launch, const settings& s, const dataset& data, bool verbose) {
   outcome result;
   launch.run([&](auto& comm) {
+    // --on-failure: in-process ranks get it through the launcher's options;
+    // mpi_rma takes it here (otherwise its default or DML_FAILURE_POLICY).
+    if constexpr (requires { comm.set_failure_policy(s.on_failure); })
+      if (s.on_failure_given) comm.set_failure_policy(s.on_failure);
     const auto ranks = static_cast<Eigen::Index>(comm.size()), rank = static_cast<Eigen::Index>(comm.rank());
     const auto b = static_cast<Eigen::Index>(s.batch), dim = static_cast<Eigen::Index>(s.dim);
     // The one distributed vector training needs: it carries each step's
@@ -380,8 +384,9 @@ settings parse(int argc, char** argv) {
   if (s.transport != "inproc" && !s.kills.empty())
     throw usage_error("--kill stops an in-process rank (--transport inproc); with " + s.transport +
                       " kill an MPI process from outside, e.g. with kill -9; see docs/fault-tolerance.md");
-  if (s.transport != "inproc" && s.on_failure_given)
-    throw usage_error("--on-failure sets the in-process group's failure policy (--transport inproc)");
+  if (s.transport == "mpi" && s.on_failure_given)
+    throw usage_error(
+        "--on-failure needs a transport that can shrink its group (inproc or mpi_rma); mpi cannot");
   if (s.check && !s.kills.empty())
     throw usage_error("--check-against-single compares runs without failures; drop --kill");
   check_kills(s);
@@ -437,9 +442,10 @@ ranks that average gradients or models with a dml distributed vector.
                          training step STEP (from 1, counted over all epochs)
                          as if its process died; repeatable. Under MPI kill a
                          process from outside (kill -9; docs/fault-tolerance.md)
-  --on-failure WHAT      tolerate | abort, default tolerate: the survivors
-                         rebuild their vectors over themselves and go on, or
-                         every survivor stops with an error naming the dead
+  --on-failure WHAT      tolerate | abort (inproc, mpi_rma), default tolerate:
+                         the survivors rebuild their vectors over themselves
+                         and go on, or every survivor stops with an error
+                         naming the dead
 Prints one line per epoch, one 'view E: ...' line per membership change, and
 finally 'final: loss=... seconds=... bytes=... epochs=...'.
 )";

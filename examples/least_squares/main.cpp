@@ -305,9 +305,8 @@ void check_kills(const settings& s) {
   for (std::size_t i = 0; i < s.kills.size(); ++i) {
     const auto& k = s.kills[i];
     if (k.member == 0)
-      throw usage_error(
-          "--kill " + k.text +
-          ": member 0 cannot be killed; it prints the progress and the result and writes the CSV");
+      throw usage_error("--kill " + k.text +
+                        ": member 0 cannot be killed; it prints the progress and the final result");
     if (k.member >= s.ranks)
       throw usage_error(
           "--kill " + k.text + ": there is no member " + std::to_string(k.member) + " among " +

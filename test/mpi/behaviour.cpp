@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <random>
@@ -499,3 +500,28 @@ void survive_a_killed_member(Context& c) {
 TEST_CASE("fault: the survivors of a killed member agree on one view and keep averaging", "[.][recovery]") {
   survive_a_killed_member(world());
 }
+
+#if defined(DML_TEST_MPI_RMA)
+TEST_CASE("config: bad values of mpi_rma's environment variables are config_errors naming them", "[config]") {
+  struct variable {
+    const char* name;
+    const char* value;
+  };
+  for (const auto& [name, value] : {variable{"DML_RMA_WINDOW", "huge"}, variable{"DML_FAILURE_POLICY", "ignore"},
+                                    variable{"DML_HEARTBEAT_TIMEOUT_MS", "5"},
+                                    variable{"DML_HEARTBEAT_TIMEOUT_MS", "1s"}}) {
+    INFO(name << "=" << value);
+    ::setenv(name, value, 1);
+    try {
+      dml::comm::mpi_rma bad(MPI_COMM_WORLD);
+      FAIL("no config_error");
+    } catch (const dml::config_error& e) {
+      const std::string what = e.what();
+      CHECK(what.find(name) != std::string::npos);
+      CHECK(what.find(value) != std::string::npos);
+    }
+    ::unsetenv(name);
+  }
+  world().barrier();  // the group still works
+}
+#endif

@@ -313,13 +313,8 @@ class context {
         for (std::uint64_t e = view_.epoch; e < next.epoch; ++e) missed.push_back(world_->history[e]);
       }
       if (next.epoch != view_.epoch) {
-        if (world_->opts.on_failure == fault::policy::abort) {
-          const auto& first = missed.front();
-          throw peer_failure(first.removed.front(),
-                             "dml: member " + std::to_string(rank_) + ": member(s) " + fault::list(first.removed) +
-                                 " failed; the survivors agreed on view " + std::to_string(first.epoch) +
-                                 " and the failure policy is abort");
-        }
+        if (world_->opts.on_failure == fault::policy::abort)
+          throw dml::detail::abort_failure("dml", rank_, missed.front().removed, missed.front().epoch);
         fault::view_change change = missed.back();
         change.removed = dml::detail::removed_members(view_.live, next.live);
         change.detection_seconds = missed.front().detection_seconds;
@@ -328,14 +323,7 @@ class context {
         rebuild_due_ = true;
       }
       if (!rebuild_due_) return;
-      try {
-        registry_.rebuild_all();
-      } catch (const peer_failure&) {
-        // Another member failed during the rebuild: agree again, then
-        // rebuild every vector for whatever view that gives.
-        if (std::chrono::steady_clock::now() > deadline) throw;
-        continue;
-      }
+      if (!registry_.try_rebuild_all(deadline)) continue;  // another failure: agree again
       rebuild_due_ = false;
       std::lock_guard lock(world_->mutex);
       auto first = std::chrono::steady_clock::time_point::max();

@@ -613,22 +613,14 @@ inline void mpi_rma::recover() {
         decided_at_ = std::chrono::steady_clock::now();
         detail::mpi_impl::mark_broken();  // windows and communicators of the old view are never freed
         if (policy_ == fault::policy::abort)
-          throw peer_failure(change.removed.front(),
-                             std::string(who) + ": member " + std::to_string(rank_) + ": member(s) " +
-                                 fault::list(change.removed) + " failed; the survivors agreed on view " +
-                                 std::to_string(next.epoch) + " and the failure policy is abort");
+          throw dml::detail::abort_failure(who, rank_, change.removed, next.epoch);
         switch_to(next);
         changes_.push_back(std::move(change));
         rebuild_due_ = true;
       }
     }
     if (!rebuild_due_) return;
-    try {
-      registry_.rebuild_all();
-    } catch (const peer_failure&) {
-      if (std::chrono::steady_clock::now() > deadline) throw;
-      continue;  // another failure during the rebuild: agree again
-    }
+    if (!registry_.try_rebuild_all(deadline)) continue;  // another failure: agree again
     rebuild_due_ = false;
     changes_.back().recovery_seconds =
         silent_before_ + std::chrono::duration<double>(std::chrono::steady_clock::now() - decided_at_).count();

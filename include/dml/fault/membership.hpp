@@ -73,11 +73,31 @@ class vector_registry {
     const auto entries = entries_;
     for (auto* e : entries) e->rebuild(e->owner);
   }
+  /// rebuild_all(), but false when another member failed meanwhile (the
+  /// caller agrees again); past `deadline` that failure is rethrown.
+  template <class TimePoint>
+  bool try_rebuild_all(TimePoint deadline) {
+    try {
+      rebuild_all();
+      return true;
+    } catch (const peer_failure&) {
+      if (TimePoint::clock::now() > deadline) throw;
+      return false;
+    }
+  }
   [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
 
  private:
   std::vector<rebuild_entry*> entries_;
 };
+
+/// What the abort policy throws on member `rank` once the survivors agreed.
+[[nodiscard]] inline peer_failure abort_failure(const std::string& who, member_id rank,
+                                                const std::vector<member_id>& removed, std::uint64_t epoch) {
+  return peer_failure(removed.front(), who + ": member " + std::to_string(rank) + ": member(s) " +
+                                           fault::list(removed) + " failed; the survivors agreed on view " +
+                                           std::to_string(epoch) + " and the failure policy is abort");
+}
 
 /// Members of `before` missing from `after` (both ascending).
 [[nodiscard]] inline std::vector<member_id> removed_members(const std::vector<member_id>& before,

@@ -155,7 +155,7 @@ class mpi_rma {
   /// Throws `dml::peer_failure` when another member has started a view
   /// change that this member has not joined (one local load).
   void check_view() const {
-    if (monitor_.alarmed())
+    if (monitor_.alarmed(view_.epoch))
       throw peer_failure(rank_, std::string(who) + ": member " + std::to_string(rank_) +
                                     ": another member started a view change");
   }
@@ -594,7 +594,7 @@ inline void mpi_rma::recover() {
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + wait_limit_;
   for (;;) {
-    bool known = monitor_.alarmed();
+    bool known = monitor_.alarmed(view_.epoch);
     for (member_id m : view_.live)
       if (m != rank_ && !alive(m)) known = true;
     if (known) {

@@ -200,6 +200,7 @@ class dist_vector {
         send_len_(o.send_len_),
         in_len_(o.in_len_),
         epoch_(o.epoch_),
+        barrier_passed_(o.barrier_passed_),
         pending_(o.pending_),
         in_scatter_(o.in_scatter_),
         applied_(o.applied_),
@@ -354,8 +355,19 @@ class dist_vector {
     void flush_all() {
       for (member_id m : v_.out_neighbours()) v_.seg_.flush(m);
     }
-    /// Barrier over the live members.
-    void barrier() { v_.barrier(); }
+    /// Barrier over the live members. Skipped when a scatter cut short by a
+    /// view change is made again and other members had already passed its
+    /// barrier before the change (a barrier's completion can reach some
+    /// members of a group and not others when one of them dies).
+    /// A failure inside it propagates to the operation that called it (which
+    /// undoes itself and is made again over the survivors).
+    void barrier() {
+      if (v_.clock_ <= v_.barrier_passed_) return;
+      const auto start = std::chrono::steady_clock::now();
+      v_.comm_->barrier();
+      v_.stats_.wait_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
     /// Adds one to this member's notify counter on every out-neighbour.
     void notify_all() {
       const auto out = v_.out_neighbours();
@@ -467,6 +479,8 @@ class dist_vector {
       const auto& s = states[out[k]];
       if (const auto acked = s.clock - s.pending; acked != 0) (void)seg_.fetch_add(me, in.size() + k, acked);
     }
+    barrier_passed_ = 0;
+    for (member_id m : view.live) barrier_passed_ = std::max(barrier_passed_, states[m].clock);
     ++stats_.rebuilds;
     comm_->barrier();  // counters are set before anyone adds to them
     if (pending_) {
@@ -836,6 +850,7 @@ class dist_vector {
   std::uint64_t send_len_ = 0;
   std::size_t in_len_ = 0;
   std::uint64_t epoch_ = 0;   // view epoch of graph_ and seg_
+  std::uint64_t barrier_passed_ = 0;  // some member finished the scatter of this clock before the last view change
   bool pending_ = false;      // local_ is the update of clock_, sent and not yet combined here
   bool in_scatter_ = false;   // a scatter is under way (undone when a failure cuts it short)
   bool applied_ = false;      // the current gather has rewritten local_

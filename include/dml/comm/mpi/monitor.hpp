@@ -3,7 +3,7 @@
 // owns a small window over the original group holding
 //
 //   [0] heartbeat   bumped by a background thread of the owner (no MPI call)
-//   [1] alarm       others add 1 to it when they start a view change
+//   [1] alarm       the newest epoch others started a view change for (MPI_MAX)
 //   [2] seq_begin           the owner's view record, written with a
 //   [3] decided epoch       sequence number at each end so readers can
 //   [4 .. 4+W) decided set  tell a torn copy: the last view it decided
@@ -27,6 +27,7 @@
 #include <dml/fault/membership.hpp>
 #include <dml/fwd.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -128,10 +129,11 @@ class monitor {
   }
   [[nodiscard]] bool known_dead(member_id m) const { return m < size_ && dead_[m] != 0; }
 
-  /// Whether another member has started a view change this member has not
-  /// joined yet (one local load).
-  [[nodiscard]] bool alarmed() const {
-    return std::atomic_ref<std::uint64_t>(base_[1]).load(std::memory_order_acquire) != alarm_seen_;
+  /// Whether another member has started a view change to an epoch after
+  /// `epoch` that this member has not joined yet (one local load). Alarms
+  /// for epochs this member has reached are stale and ignored.
+  [[nodiscard]] bool alarmed(std::uint64_t epoch) const {
+    return std::atomic_ref<std::uint64_t>(base_[1]).load(std::memory_order_acquire) > std::max(epoch, answered_);
   }
 
   /// Runs the agreement for a view newer than `current` among its live
@@ -140,9 +142,7 @@ class monitor {
   /// past `limit`.
   comm::membership_view agree(const comm::membership_view& current, clock::duration limit) {
     const auto v = agree_once(current, limit);
-    // Alarms raised for this change are answered; a failure that happens
-    // meanwhile is still found by its silent heartbeat.
-    alarm_seen_ = std::atomic_ref<std::uint64_t>(base_[1]).load(std::memory_order_acquire);
+    answered_ = std::max(answered_, current.epoch + 1);  // even when nothing changed
     return v;
   }
 
@@ -171,7 +171,7 @@ class monitor {
       publish_proposal(target, dead);
       if (!alarmed_others) {
         for (member_id m : current.live)
-          if (m != rank_ && !dead[m]) (void)alarm(m);
+          if (m != rank_ && !dead[m]) (void)alarm(m, target);
         alarmed_others = true;
       }
       bool grew = false;
@@ -284,11 +284,10 @@ class monitor {
       return false;
     return MPI_Win_flush(t, win_) == MPI_SUCCESS;
   }
-  bool alarm(member_id m) {
-    const std::uint64_t one = 1;
+  bool alarm(member_id m, std::uint64_t epoch) {
     std::uint64_t old = 0;
     const int t = static_cast<int>(m);
-    if (MPI_Fetch_and_op(&one, &old, MPI_UINT64_T, t, 1, MPI_SUM, win_) != MPI_SUCCESS) return false;
+    if (MPI_Fetch_and_op(&epoch, &old, MPI_UINT64_T, t, 1, MPI_MAX, win_) != MPI_SUCCESS) return false;
     return MPI_Win_flush(t, win_) == MPI_SUCCESS;
   }
   // m's record; false when torn (being rewritten) or unreadable.
@@ -375,7 +374,7 @@ class monitor {
   std::vector<std::uint64_t> last_beat_;
   std::vector<clock::time_point> last_change_;
   std::vector<clock::time_point> last_check_;
-  std::uint64_t alarm_seen_ = 0;
+  std::uint64_t answered_ = 0;  // alarms up to this epoch were answered
   std::uint64_t seq_ = 0;
   std::uint64_t decided_ = 0;
   std::vector<char> decided_dead_;

@@ -117,10 +117,12 @@ struct world {
   std::vector<fault::view_change> history;  // history[e] led to epoch e + 1
   std::vector<std::chrono::steady_clock::time_point> failed_at;
 
-  // Sets a final state; a failure is time-stamped for the detection figures.
+  // Sets a final state; a failure is time-stamped for the detection figures
+  // (once: a stopped member's state is set again when its thread ends).
   void finish(member_id m, state s) {
     {
       std::lock_guard lock(mutex);
+      if (states[m].load(std::memory_order_acquire) != state::running) return;
       if (s == state::stopped || s == state::failed) failed_at[m] = std::chrono::steady_clock::now();
       states[m].store(s, std::memory_order_release);
     }

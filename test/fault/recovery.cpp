@@ -182,10 +182,12 @@ TEST_CASE("detection and recovery times are recorded for every view change") {
   }
   std::sort(detect.begin(), detect.end());
   std::sort(recover.begin(), recover.end());
-  std::printf("in-process, 8 members, notify_ack over halton, 1 killed, %zu survivor records: detection median %.1f us "
-              "(max %.1f us), recovery median %.1f us (max %.1f us)\n",
-              detect.size(), 1e6 * detect[detect.size() / 2], 1e6 * detect.back(), 1e6 * recover[recover.size() / 2],
-              1e6 * recover.back());
+  std::printf(
+      "in-process, 8 members, notify_ack over halton, 1 killed, %zu survivor records: detection median %.1f "
+      "us "
+      "(max %.1f us), recovery median %.1f us (max %.1f us)\n",
+      detect.size(), 1e6 * detect[detect.size() / 2], 1e6 * detect.back(), 1e6 * recover[recover.size() / 2],
+      1e6 * recover.back());
   REQUIRE(detect.size() == 70);
 }
 

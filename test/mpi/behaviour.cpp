@@ -489,9 +489,10 @@ void survive_a_killed_member(Context& c) {
     // And a vector made after the failure works over the survivors.
     const auto after = run(dml::consistency::ssp<1>{}, dml::topology::root_expander{}, never);
     REQUIRE(after.size() == 8);
-    std::printf("dml-mpi-test: rank %zu: view %llu of %zu members; detected after %.3f s, rebuilt after %.3f s\n",
-                c.rank(), static_cast<unsigned long long>(c.view().epoch), c.view().live.size(),
-                c.view_changes()[0].detection_seconds, c.view_changes()[0].recovery_seconds);
+    std::printf(
+        "dml-mpi-test: rank %zu: view %llu of %zu members; detected after %.3f s, rebuilt after %.3f s\n",
+        c.rank(), static_cast<unsigned long long>(c.view().epoch), c.view().live.size(),
+        c.view_changes()[0].detection_seconds, c.view_changes()[0].recovery_seconds);
   }
 }
 
@@ -507,9 +508,9 @@ TEST_CASE("config: bad values of mpi_rma's environment variables are config_erro
     const char* name;
     const char* value;
   };
-  for (const auto& [name, value] : {variable{"DML_RMA_WINDOW", "huge"}, variable{"DML_FAILURE_POLICY", "ignore"},
-                                    variable{"DML_HEARTBEAT_TIMEOUT_MS", "5"},
-                                    variable{"DML_HEARTBEAT_TIMEOUT_MS", "1s"}}) {
+  for (const auto& [name, value] :
+       {variable{"DML_RMA_WINDOW", "huge"}, variable{"DML_FAILURE_POLICY", "ignore"},
+        variable{"DML_HEARTBEAT_TIMEOUT_MS", "5"}, variable{"DML_HEARTBEAT_TIMEOUT_MS", "1s"}}) {
     INFO(name << "=" << value);
     ::setenv(name, value, 1);
     try {

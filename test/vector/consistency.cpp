@@ -77,29 +77,32 @@ TEST_CASE("asp: never blocks when a neighbour stops; the survivors rewire around
   std::atomic<int> from_1_after_stop{0};
   inproc::options o;
   o.max_random_delay = 100us;  // members interleave instead of running their rounds in one time slice
-  inproc::run(4, [&](inproc::context& c) {
-    auto count = [&](std::span<float> own, std::span<const dml::gather::input<float>> inputs) {
-      for (const auto& in : inputs) {
-        if (c.rank() == 2 && in.sender == 0) ++from_0_at_2;
-        if (in.sender == 1 && !c.alive(1) && c.view().epoch > 0) ++from_1_after_stop;
-      }
-      dml::gather::average{}(own, inputs);
-    };
-    auto v = dml::make_vector<float>(c, 8, dml::consistency::asp{}, dml::topology::ring{}, count);
-    // Everyone goes on for 50 rounds in the new view (member 0 notices its
-    // dead out-neighbour itself; the others join the view change it starts).
-    for (int r = 1, after = 0; after < 50; ++r) {
-      if (c.rank() == 1 && r == 5) c.stop();
-      for (auto& x : v.span()) x = float(r);
-      v.scatter();
-      v.gather();
-      if (v.epoch() == 1) ++after;
-    }
-    v.barrier();
-    REQUIRE(v.epoch() == 1);
-    REQUIRE(c.view().live == std::vector<dml::member_id>{0, 2, 3});
-    ++finished;
-  }, o);
+  inproc::run(
+      4,
+      [&](inproc::context& c) {
+        auto count = [&](std::span<float> own, std::span<const dml::gather::input<float>> inputs) {
+          for (const auto& in : inputs) {
+            if (c.rank() == 2 && in.sender == 0) ++from_0_at_2;
+            if (in.sender == 1 && !c.alive(1) && c.view().epoch > 0) ++from_1_after_stop;
+          }
+          dml::gather::average{}(own, inputs);
+        };
+        auto v = dml::make_vector<float>(c, 8, dml::consistency::asp{}, dml::topology::ring{}, count);
+        // Everyone goes on for 50 rounds in the new view (member 0 notices its
+        // dead out-neighbour itself; the others join the view change it starts).
+        for (int r = 1, after = 0; after < 50; ++r) {
+          if (c.rank() == 1 && r == 5) c.stop();
+          for (auto& x : v.span()) x = float(r);
+          v.scatter();
+          v.gather();
+          if (v.epoch() == 1) ++after;
+        }
+        v.barrier();
+        REQUIRE(v.epoch() == 1);
+        REQUIRE(c.view().live == std::vector<dml::member_id>{0, 2, 3});
+        ++finished;
+      },
+      o);
   REQUIRE(finished.load() == 3);
   REQUIRE(from_0_at_2.load() > 0);
   REQUIRE(from_1_after_stop.load() == 0);
@@ -194,14 +197,17 @@ TEST_CASE("under the abort policy a dead in-neighbour is a peer_failure, not a h
   auto run_with = [](auto cons) {
     inproc::options o;
     o.on_failure = dml::fault::policy::abort;
-    inproc::run(3, [&](inproc::context& c) {
-      auto v = dml::make_vector<float>(c, 4, cons, dml::topology::ring{});
-      for (int r = 0; r < 5; ++r) {  // ssp<1> notices once member 0 lags by more than 1
-        if (c.rank() == 0 && r == 1) c.stop();
-        v.scatter();
-        v.gather();
-      }
-    }, o);
+    inproc::run(
+        3,
+        [&](inproc::context& c) {
+          auto v = dml::make_vector<float>(c, 4, cons, dml::topology::ring{});
+          for (int r = 0; r < 5; ++r) {  // ssp<1> notices once member 0 lags by more than 1
+            if (c.rank() == 0 && r == 1) c.stop();
+            v.scatter();
+            v.gather();
+          }
+        },
+        o);
   };
   REQUIRE_THROWS_AS(run_with(dml::consistency::bsp{}), dml::peer_failure);
   REQUIRE_THROWS_AS(run_with(dml::consistency::notify_ack{}), dml::peer_failure);

@@ -154,7 +154,8 @@ struct world {
     change.epoch = next.epoch;
     change.removed = removed;
     change.live = next.live;
-    change.detection_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - first).count();
+    change.detection_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - first).count();
     history.push_back(std::move(change));
     current = std::move(next);
     // A rendezvous of the old view can never complete: its waiters notice
@@ -430,9 +431,10 @@ class context {
   [[noreturn]] void throw_stale_locked() const {
     const auto removed = dml::detail::removed_members(view_.live, world_->current.live);
     const member_id who = removed.empty() ? rank_ : removed.front();
-    throw peer_failure(who, "dml: member " + std::to_string(rank_) + " is in view " + std::to_string(view_.epoch) +
-                                " but the group agreed on view " + std::to_string(world_->current.epoch) +
-                                " without member(s) " + fault::list(removed));
+    throw peer_failure(who, "dml: member " + std::to_string(rank_) + " is in view " +
+                                std::to_string(view_.epoch) + " but the group agreed on view " +
+                                std::to_string(world_->current.epoch) + " without member(s) " +
+                                fault::list(removed));
   }
 
   std::vector<std::vector<std::byte>> rendezvous(std::span<const std::byte> record, const char* what) {

@@ -138,14 +138,14 @@ class mpi_rma {
   [[nodiscard]] const membership_view& view() const noexcept { return view_; }
   /// False once an operation aimed at m failed, or m's heartbeat stalled
   /// past the heartbeat timeout.
-  [[nodiscard]] bool alive(member_id m) const {
-    return m < size_ && failed_[m] == 0 && !monitor_.suspect(m);
-  }
+  [[nodiscard]] bool alive(member_id m) const { return m < size_ && failed_[m] == 0 && !monitor_.suspect(m); }
   /// What vectors do when a member fails.
   [[nodiscard]] fault::policy failure_policy() const noexcept { return policy_; }
   void set_failure_policy(fault::policy p) noexcept { policy_ = p; }
   /// How long a member's heartbeat may stall before it is suspected.
-  void set_heartbeat_timeout(std::chrono::steady_clock::duration t) noexcept { monitor_.set_heartbeat_timeout(t); }
+  void set_heartbeat_timeout(std::chrono::steady_clock::duration t) noexcept {
+    monitor_.set_heartbeat_timeout(t);
+  }
   [[nodiscard]] std::chrono::steady_clock::duration heartbeat_timeout() const noexcept {
     return monitor_.heartbeat_timeout();
   }
@@ -190,7 +190,9 @@ class mpi_rma {
   std::vector<std::vector<std::byte>> exchange(std::span<const std::byte> record) {
     require_usable("exchange");
     std::vector<std::vector<std::byte>> out;
-    collective([&] { out = detail::mpi_impl::all_gather_bytes(comm_, record, wait_limit_, who, [this] { watch(); }); });
+    collective([&] {
+      out = detail::mpi_impl::all_gather_bytes(comm_, record, wait_limit_, who, [this] { watch(); });
+    });
     return out;
   }
 
@@ -232,8 +234,9 @@ class mpi_rma {
     check_view();
     for (member_id m : view_.live)
       if (m != rank_ && !alive(m))
-        throw peer_failure(m, std::string(who) + ": member " + std::to_string(rank_) + " waited in a collective for member " +
-                                  std::to_string(m) + ", which has failed (heartbeat silent or operations failing)");
+        throw peer_failure(m, std::string(who) + ": member " + std::to_string(rank_) +
+                                  " waited in a collective for member " + std::to_string(m) +
+                                  ", which has failed (heartbeat silent or operations failing)");
   }
 
   void attach(MPI_Comm comm) {
@@ -267,7 +270,8 @@ class mpi_rma {
       if (v == "abort")
         policy_ = fault::policy::abort;
       else if (v != "tolerate" && !v.empty())
-        throw config_error(std::string(who) + ": DML_FAILURE_POLICY is '" + v + "'; use 'tolerate' or 'abort'");
+        throw config_error(std::string(who) + ": DML_FAILURE_POLICY is '" + v +
+                           "'; use 'tolerate' or 'abort'");
     }
     std::chrono::milliseconds heartbeat{1000};
     if (const char* p = std::getenv("DML_HEARTBEAT_TIMEOUT_MS")) {
@@ -310,8 +314,8 @@ class mpi_rma {
 
   friend class segment;
   detail::mpi_impl::environment env_;  // first: outlives the communicator
-  MPI_Comm world_ = MPI_COMM_NULL;  // the original group (a duplicate)
-  MPI_Comm comm_ = MPI_COMM_NULL;   // the current view's group
+  MPI_Comm world_ = MPI_COMM_NULL;     // the original group (a duplicate)
+  MPI_Comm comm_ = MPI_COMM_NULL;      // the current view's group
   member_id rank_ = 0;
   std::size_t size_ = 0;
   std::vector<char> failed_;
@@ -524,7 +528,7 @@ class mpi_rma::segment {
   std::uint64_t* base_ = nullptr;
   std::vector<std::size_t> data_words_;
   std::vector<std::size_t> control_words_;
-  std::vector<int> ranks_;  // member id -> rank in the window's communicator, -1 when absent
+  std::vector<int> ranks_;       // member id -> rank in the window's communicator, -1 when absent
   std::uint64_t tail_word_ = 0;  // staging for a partial last word, reusable after flush_local
 };
 
@@ -546,7 +550,8 @@ inline mpi_rma::segment mpi_rma::create_segment(std::size_t data_words, std::siz
   s.data_words_.assign(size_, 0);
   s.control_words_.assign(size_, 0);
   s.ranks_.assign(size_, -1);
-  if (all.size() != view_.live.size()) throw comm_error(std::string(who) + ": segment size records do not match the view");
+  if (all.size() != view_.live.size())
+    throw comm_error(std::string(who) + ": segment size records do not match the view");
   for (std::size_t i = 0; i < all.size(); ++i) {
     const member_id m = view_.live[i];
     std::array<std::uint64_t, 2> theirs{};
@@ -598,8 +603,8 @@ inline void mpi_rma::recover() {
     for (member_id m : view_.live)
       if (m != rank_ && !alive(m)) known = true;
     if (known) {
-      const auto remaining = std::max<std::chrono::steady_clock::duration>(deadline - std::chrono::steady_clock::now(),
-                                                                         std::chrono::milliseconds(1));
+      const auto remaining = std::max<std::chrono::steady_clock::duration>(
+          deadline - std::chrono::steady_clock::now(), std::chrono::milliseconds(1));
       const auto next = monitor_.agree(view_, remaining);
       if (next.epoch > view_.epoch) {
         fault::view_change change;
@@ -623,7 +628,8 @@ inline void mpi_rma::recover() {
     if (!registry_.try_rebuild_all(deadline)) continue;  // another failure: agree again
     rebuild_due_ = false;
     changes_.back().recovery_seconds =
-        silent_before_ + std::chrono::duration<double>(std::chrono::steady_clock::now() - decided_at_).count();
+        silent_before_ +
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - decided_at_).count();
     return;
   }
 }

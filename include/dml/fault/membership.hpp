@@ -27,15 +27,17 @@ enum class policy {
   abort,
 };
 
-[[nodiscard]] inline const char* name(policy p) noexcept { return p == policy::tolerate ? "tolerate" : "abort"; }
+[[nodiscard]] inline const char* name(policy p) noexcept {
+  return p == policy::tolerate ? "tolerate" : "abort";
+}
 
 /// One view change as a member saw it.
 struct view_change {
-  std::uint64_t epoch = 0;          ///< epoch of the new view
-  std::vector<member_id> removed;   ///< members in the old view but not the new one
-  std::vector<member_id> live;      ///< the new view's live set
-  double detection_seconds = 0;     ///< from the first removed member's failure to the agreed view
-  double recovery_seconds = 0;      ///< from that failure to this member's rebuilt vectors
+  std::uint64_t epoch = 0;         ///< epoch of the new view
+  std::vector<member_id> removed;  ///< members in the old view but not the new one
+  std::vector<member_id> live;     ///< the new view's live set
+  double detection_seconds = 0;    ///< from the first removed member's failure to the agreed view
+  double recovery_seconds = 0;     ///< from that failure to this member's rebuilt vectors
 };
 
 /// Human-readable list "3, 5".
@@ -101,7 +103,7 @@ class vector_registry {
 
 /// Members of `before` missing from `after` (both ascending).
 [[nodiscard]] inline std::vector<member_id> removed_members(const std::vector<member_id>& before,
-                                                           const std::vector<member_id>& after) {
+                                                            const std::vector<member_id>& after) {
   std::vector<member_id> out;
   std::set_difference(before.begin(), before.end(), after.begin(), after.end(), std::back_inserter(out));
   return out;

@@ -426,8 +426,8 @@ class dist_vector {
       for (const auto list : {in_neighbours(), out_neighbours()})
         for (member_id m : list)
           if (!comm_->alive(m))
-            throw peer_failure(m, "dml::dist_vector: member " + std::to_string(comm_->rank()) + "'s neighbour " +
-                                      std::to_string(m) + " has failed");
+            throw peer_failure(m, "dml::dist_vector: member " + std::to_string(comm_->rank()) +
+                                      "'s neighbour " + std::to_string(m) + " has failed");
     }
   }
 
@@ -460,7 +460,8 @@ class dist_vector {
     std::vector<member_state> states(comm_->size(), member_state{0, 0});
     for (std::size_t i = 0; i < records.size() && i < view.live.size(); ++i) {
       if (records[i].size() != sizeof(member_state))
-        throw comm_error("dml::dist_vector: malformed rebuild record from member " + std::to_string(view.live[i]));
+        throw comm_error("dml::dist_vector: malformed rebuild record from member " +
+                         std::to_string(view.live[i]));
       std::memcpy(&states[view.live[i]], records[i].data(), sizeof(member_state));
     }
     graph_ = topology::build(topo_, std::span<const member_id>(view.live));
@@ -849,11 +850,12 @@ class dist_vector {
   std::uint64_t clock_ = 0;
   std::uint64_t send_len_ = 0;
   std::size_t in_len_ = 0;
-  std::uint64_t epoch_ = 0;   // view epoch of graph_ and seg_
-  std::uint64_t barrier_passed_ = 0;  // some member finished the scatter of this clock before the last view change
-  bool pending_ = false;      // local_ is the update of clock_, sent and not yet combined here
-  bool in_scatter_ = false;   // a scatter is under way (undone when a failure cuts it short)
-  bool applied_ = false;      // the current gather has rewritten local_
+  std::uint64_t epoch_ = 0;  // view epoch of graph_ and seg_
+  std::uint64_t barrier_passed_ =
+      0;                     // some member finished the scatter of this clock before the last view change
+  bool pending_ = false;     // local_ is the update of clock_, sent and not yet combined here
+  bool in_scatter_ = false;  // a scatter is under way (undone when a failure cuts it short)
+  bool applied_ = false;     // the current gather has rewritten local_
   std::vector<std::size_t> out_pos_;   // my index in each out-neighbour's in-list
   std::vector<std::size_t> ack_word_;  // my ack counter's word on each in-neighbour
   std::vector<std::uint64_t> consumed_;

@@ -133,7 +133,8 @@ class monitor {
   /// `epoch` that this member has not joined yet (one local load). Alarms
   /// for epochs this member has reached are stale and ignored.
   [[nodiscard]] bool alarmed(std::uint64_t epoch) const {
-    return std::atomic_ref<std::uint64_t>(base_[1]).load(std::memory_order_acquire) > std::max(epoch, answered_);
+    return std::atomic_ref<std::uint64_t>(base_[1]).load(std::memory_order_acquire) >
+           std::max(epoch, answered_);
   }
 
   /// Runs the agreement for a view newer than `current` among its live
@@ -231,7 +232,8 @@ class monitor {
 
   peer_failure excluded(std::uint64_t epoch) const {
     return peer_failure(rank_, std::string(who_) + ": member " + std::to_string(rank_) +
-                                   " was declared failed by the other members (view " + std::to_string(epoch) +
+                                   " was declared failed by the other members (view " +
+                                   std::to_string(epoch) +
                                    "); it stops (was it stalled longer than the heartbeat timeout?)");
   }
 
@@ -333,7 +335,8 @@ class monitor {
           } else if (r.decided == epoch && r.decided_dead != dead) {
             if (r.decided_dead[rank_]) throw excluded(epoch);
             throw comm_error(std::string(who_) + ": members " + std::to_string(rank_) + " and " +
-                             std::to_string(m) + " decided different views for epoch " + std::to_string(epoch) +
+                             std::to_string(m) + " decided different views for epoch " +
+                             std::to_string(epoch) +
                              " (a member was suspected by some survivors only); the group cannot go on");
           } else if (r.decided < epoch) {
             all = false;

@@ -10,10 +10,13 @@
 #if DML_EXAMPLES_MPI
 #include <dml/comm/mpi.hpp>
 #include <dml/comm/mpi_rma.hpp>
+
+#include <mpi.h>
 #endif
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -51,6 +54,34 @@ class launcher {
                         "only inproc");
 #endif
     ranks_ = ranks;
+  }
+
+  /// `--baseline mpi_allreduce`: checks that this run is an MPI job, for
+  /// which allreduce_mean() is the whole exchange.
+  void require_mpi_for(const std::string& option) const {
+#if DML_EXAMPLES_MPI
+    if (rma_ || two_sided_) return;
+#endif
+    throw usage_error(option + " is plain MPI: it needs --transport mpi_rma or mpi (under mpiexec)");
+  }
+
+  /// The baseline the benchmarks compare dml with (bench/, docs/benchmarks.md):
+  /// synchronous data-parallel SGD as written without dml. Replaces a
+  /// vector's scatter() + gather() by MPI_Allreduce (sum) of `x` over every
+  /// process of the job and division by their number: the exact mean, the
+  /// result `gather::average` under bsp over `all` also computes.
+  void allreduce_mean(std::span<float> x) const {
+#if DML_EXAMPLES_MPI
+    if (rma_ || two_sided_) {
+      int size = 1;
+      MPI_Comm_size(MPI_COMM_WORLD, &size);
+      MPI_Allreduce(MPI_IN_PLACE, x.data(), static_cast<int>(x.size()), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      for (float& e : x) e /= static_cast<float>(size);
+      return;
+    }
+#endif
+    (void)x;
+    throw usage_error("allreduce_mean needs an MPI transport");
   }
 
   /// Settings of the in-process group (failure policy, wait limit, fault

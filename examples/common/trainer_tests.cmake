@@ -34,12 +34,14 @@ function(dml_trainer_test target name)
 endfunction()
 
 # dml_trainer_matches_inproc(<target> TRANSPORT <mpi_rma|mpi> PROCESSES <n>
-#                            [REL_TOL <decimal>] ARGS <arguments...>)
+#                            [REL_TOL <decimal>] [MPI_ARGS <arguments...>]
+#                            ARGS <arguments...>)
 # One ctest test: the trainer with <n> in-process ranks, then under mpiexec
-# with <n> processes and --transport <t>, must end at the same loss
-# (compare_runs.cmake; default tolerance 0.00001 relative). Needs dml::mpi.
+# with <n> processes and --transport <t> (plus MPI_ARGS), must end at the
+# same loss (compare_runs.cmake; default tolerance 0.00001 relative). Needs
+# dml::mpi.
 function(dml_trainer_matches_inproc target)
-  cmake_parse_arguments(arg "" "TRANSPORT;PROCESSES;REL_TOL" "ARGS" ${ARGN})
+  cmake_parse_arguments(arg "" "TRANSPORT;PROCESSES;REL_TOL" "ARGS;MPI_ARGS" ${ARGN})
   if(NOT TARGET dml::mpi OR NOT DML_EXAMPLES_WITH_MPI)
     return()
   endif()
@@ -48,10 +50,14 @@ function(dml_trainer_matches_inproc target)
   endif()
   dml_mpiexec_command(mpiexec ${arg_PROCESSES})
   set(first "$<TARGET_FILE:${target}>" ${arg_ARGS} --ranks ${arg_PROCESSES})
-  set(second ${mpiexec} "$<TARGET_FILE:${target}>" ${arg_ARGS} --transport ${arg_TRANSPORT})
+  set(second ${mpiexec} "$<TARGET_FILE:${target}>" ${arg_ARGS} --transport ${arg_TRANSPORT} ${arg_MPI_ARGS})
   string(REPLACE ";" "|" first "${first}")
   string(REPLACE ";" "|" second "${second}")
-  set(name "example: ${target} under mpiexec -n ${arg_PROCESSES} with ${arg_TRANSPORT} matches inproc")
+  set(with "${arg_TRANSPORT}")
+  if(arg_MPI_ARGS)
+    string(JOIN " " with ${arg_TRANSPORT} ${arg_MPI_ARGS})
+  endif()
+  set(name "example: ${target} under mpiexec -n ${arg_PROCESSES} with ${with} matches inproc")
   add_test(NAME "${name}"
            COMMAND ${CMAKE_COMMAND} "-DFIRST=${first}" "-DSECOND=${second}" "-DREL_TOL=${arg_REL_TOL}"
                    -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/compare_runs.cmake")

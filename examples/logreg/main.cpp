@@ -96,8 +96,8 @@ void step(model& w, const dataset& train, const std::vector<std::size_t>& batch,
 }
 
 template <class Topology, class Consistency>
-trainer::row train(trainer::launcher& launch, const settings& s, std::size_t batch_size, const dataset& train,
-                   const dataset& test, trainer::progress& out) {
+trainer::row train(trainer::launcher& launch, const settings& s, std::size_t batch_size, bool allreduce,
+                   const dataset& train, const dataset& test, trainer::progress& out) {
   const std::size_t n = static_cast<std::size_t>(train.x.rows()), dim = (train.x.cols() + 1) * classes;
   const std::vector<std::size_t> order = dml::data::permutation(n, s.seed);
   trainer::row last;
@@ -156,6 +156,10 @@ trainer::row train(trainer::launcher& launch, const settings& s, std::size_t bat
           step(w, train, batch, lr);
         }
         // [4] Model averaging with the neighbours.
+        if (allreduce) {  // --baseline mpi_allreduce: the same step without dml
+          launch.allreduce_mean(storage);
+          continue;
+        }
         std::copy(storage.begin(), storage.end(), v.span().begin());
         v.scatter();
         v.gather();
@@ -176,6 +180,10 @@ or LIBSVM files with labels 0..9.
   --batch N              examples per SGD step, default 32; --cb-size
                          (default 256) examples per rank between model
                          averages: cb-size / batch local steps
+  --baseline mpi_allreduce  replace the dml vector by MPI_Allreduce of the
+                         model (the exact mean over all processes: plain
+                         synchronous SGD, the benchmarks' baseline); needs
+                         --transport mpi_rma or mpi
 )";
 
 }  // namespace
@@ -186,19 +194,25 @@ int main(int argc, char** argv) {
   s.cb_size = 256;
   s.lr = 0.2f;
   std::size_t batch = 32;  // examples per SGD step
+  bool allreduce = false;  // --baseline mpi_allreduce
   try {
     for (int i = 1; i < argc; ++i)
       if (std::string_view(argv[i]) == "--help")
         return std::printf("%s%s", help_head, trainer::common_help) < 0 ? 1 : 0;
-    s = trainer::parse(argc, argv, s, {{"--batch"}, [&](std::string_view, std::string_view v) {
-                                         batch = trainer::parse_number<std::size_t>("--batch", v);
-                                       }});
+    s = trainer::parse(argc, argv, s,
+                       {{"--batch", "--baseline"}, [&](std::string_view name, std::string_view v) {
+                          if (name == "--baseline")
+                            allreduce = !trainer::parse_choice(name, v, {"mpi_allreduce"}).empty();
+                          else
+                            batch = trainer::parse_number<std::size_t>(name, v);
+                        }});
   } catch (const trainer::usage_error& e) {
     std::fprintf(stderr, "dml-logreg: %s (see --help)\n", e.what());
     return 2;
   }
   try {
     trainer::launcher launch(s.transport, s.ranks, argc, argv);  // starts MPI for --transport mpi_rma / mpi
+    if (allreduce) launch.require_mpi_for("--baseline mpi_allreduce");
     const auto [train_set, test_set] = trainer::load(s);
     for (const auto* d : {&train_set, &test_set})
       for (int label : d->y)
@@ -216,7 +230,8 @@ int main(int argc, char** argv) {
           static_cast<std::size_t>(train_set.x.rows()), static_cast<std::size_t>(test_set.x.rows()));
     trainer::progress out(launch.leader() ? s.csv : std::string(), "accuracy");
     const trainer::row r = trainer::with_policies(s, [&](auto topology, auto consistency) {
-      return train<decltype(topology), decltype(consistency)>(launch, s, batch, train_set, test_set, out);
+      return train<decltype(topology), decltype(consistency)>(launch, s, batch, allreduce, train_set,
+                                                              test_set, out);
     });
     if (launch.leader())
       std::printf("final: accuracy=%.4f loss=%.5f seconds=%.3f bytes=%.0f epochs=%zu\n", r.quality, r.loss,

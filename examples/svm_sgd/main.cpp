@@ -87,6 +87,7 @@ std::pair<double, double> evaluate(const Eigen::VectorXf& model, const task& t, 
 struct svm_options {
   float lambda = 1e-3f;
   int positive = 0, negative = 6;
+  bool allreduce = false;  // --baseline mpi_allreduce
 };
 
 template <class Topology, class Consistency>
@@ -150,6 +151,12 @@ trainer::row train(trainer::launcher& launch, const settings& s, const svm_optio
           }
         }
         // [4] Model averaging (and rescaling) with the neighbours.
+        if (o.allreduce) {  // --baseline mpi_allreduce: the same step without dml
+          const std::span<float> model(w.data(), d + 1);
+          launch.allreduce_mean(model);
+          average_and_rescale{1.0f / std::sqrt(o.lambda)}(model, {});  // the projection alone
+          continue;
+        }
         v.eigen() = w;
         v.scatter();
         v.gather();
@@ -171,6 +178,11 @@ ranks that average their models, projected into the ball
   --negative N|rest      the -1 class, default 6 (shirt); rest: all others
   --lambda X             regularization, default 1e-3
   --data FILE --test FILE  LIBSVM training and test files
+  --baseline mpi_allreduce  replace the dml vector by MPI_Allreduce of the
+                         model, then the same projection (the exact mean
+                         over all processes: plain synchronous SGD, the
+                         benchmarks' baseline); needs --transport mpi_rma
+                         or mpi
 )";
 
 }  // namespace
@@ -185,16 +197,19 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i)
       if (std::string_view(argv[i]) == "--help")
         return std::printf("%s%s", help_head, trainer::common_help) < 0 ? 1 : 0;
-    s = trainer::parse(
-        argc, argv, s,
-        {{"--positive", "--negative", "--lambda"}, [&](std::string_view name, std::string_view v) {
-           if (name == "--lambda")
-             o.lambda = trainer::parse_number<float>(name, v);
-           else if (name == "--negative" && v == "rest")
-             o.negative = -1;
-           else
-             (name == "--positive" ? o.positive : o.negative) = trainer::parse_number<int>(name, v, 0);
-         }});
+    s = trainer::parse(argc, argv, s,
+                       {{"--positive", "--negative", "--lambda", "--baseline"},
+                        [&](std::string_view name, std::string_view v) {
+                          if (name == "--baseline")
+                            o.allreduce = !trainer::parse_choice(name, v, {"mpi_allreduce"}).empty();
+                          else if (name == "--lambda")
+                            o.lambda = trainer::parse_number<float>(name, v);
+                          else if (name == "--negative" && v == "rest")
+                            o.negative = -1;
+                          else
+                            (name == "--positive" ? o.positive : o.negative) =
+                                trainer::parse_number<int>(name, v, 0);
+                        }});
     if (o.positive == o.negative) throw trainer::usage_error("--positive and --negative name the same class");
   } catch (const trainer::usage_error& e) {
     std::fprintf(stderr, "dml-svm-sgd: %s (see --help)\n", e.what());
@@ -202,6 +217,7 @@ int main(int argc, char** argv) {
   }
   try {
     trainer::launcher launch(s.transport, s.ranks, argc, argv);  // starts MPI for --transport mpi_rma / mpi
+    if (o.allreduce) launch.require_mpi_for("--baseline mpi_allreduce");
     const auto [train_set, test_set] = trainer::load(s);
     const task train = binary(train_set, o.positive, o.negative),
                test = binary(test_set, o.positive, o.negative);

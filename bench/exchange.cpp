@@ -2,15 +2,21 @@
 // Benchmark (not a test): one step of a data-parallel trainer's exchange,
 // i.e. scatter() + gather() of a float vector, on the one-sided transport
 // (mpi_rma) and the two-sided one (mpi), against MPI_Allreduce averaging the
-// same vector, side by side in one run. Rank 0 prints a table: seconds per
-// step (slowest rank), ratio to MPI_Allreduce, and bytes each member sent
-// per step (from the vector's statistics).
+// same vector, side by side in one run, under the topologies all, halton,
+// root_expander, exponential and ring with bsp and notify_ack. Rank 0 prints
+// a table: milliseconds per step (slowest rank), ratio to MPI_Allreduce,
+// bytes each member sent per step (from the vector's statistics) and the
+// rate at which it sent them, next to memcpy of the same vector by every
+// rank at once (the memory-bandwidth bound of one machine).
 //
 //   mpiexec -n <p> bench_exchange [--quick] [--max-floats N] [--memory-gb G]
+//                                 [--two-sided-max-floats N] [--csv FILE]
 //
 // --quick measures four sizes with shorter runs; --memory-gb (default 6)
 // skips configurations whose receive slots and inboxes would need more
-// memory than that over all ranks (topology::all keeps 2 slots per peer).
+// memory than that over all ranks (topology::all keeps 2 slots per peer);
+// --two-sided-max-floats skips the two-sided transport above that size;
+// --csv appends the rows (rank 0) for bench/report.py.
 #include <dml/comm/mpi.hpp>
 #include <dml/comm/mpi_rma.hpp>
 #include <dml/dml.hpp>
@@ -23,6 +29,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,7 +40,40 @@ namespace {
 struct settings {
   bool quick = false;
   std::size_t max_floats = std::size_t{16} << 20;
+  std::size_t two_sided_max_floats = std::size_t{16} << 20;
   double memory_gb = 6.0;
+  std::string csv;
+};
+
+// Rows for bench/report.py, one per configuration, written by rank 0.
+class csv_file {
+ public:
+  explicit csv_file(const std::string& path) {
+    if (path.empty()) return;
+    std::FILE* probe = std::fopen(path.c_str(), "r");
+    const bool fresh = probe == nullptr || std::fgetc(probe) == EOF;
+    if (probe) std::fclose(probe);
+    file_ = std::fopen(path.c_str(), "a");
+    if (!file_) throw std::runtime_error("cannot write " + path);
+    if (fresh)
+      std::fputs("processes,floats,impl,topology,consistency,ms_per_step,bytes_per_member,skipped\n", file_);
+  }
+  csv_file(const csv_file&) = delete;
+  csv_file& operator=(const csv_file&) = delete;
+  ~csv_file() {
+    if (file_) std::fclose(file_);
+  }
+  void add(std::size_t processes, std::size_t floats, std::string_view impl, std::string_view topo,
+           std::string_view cons, double seconds, double bytes, bool skipped) {
+    if (!file_) return;
+    std::fprintf(file_, "%zu,%zu,%.*s,%.*s,%.*s,%.6f,%.0f,%d\n", processes, floats,
+                 static_cast<int>(impl.size()), impl.data(), static_cast<int>(topo.size()), topo.data(),
+                 static_cast<int>(cons.size()), cons.data(), seconds * 1e3, bytes, skipped ? 1 : 0);
+    std::fflush(file_);
+  }
+
+ private:
+  std::FILE* file_ = nullptr;
 };
 
 struct result {
@@ -82,6 +123,28 @@ result allreduce(std::size_t floats, double budget) {
   for (int s = 0; s < steps; ++s) step();
   const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / steps;
   return {max_over_ranks(t), 0, false};
+}
+
+// Every rank copies the vector at once: the rate a scatter on one machine
+// can at best reach (a put into a shared window is a copy).
+result copy(std::size_t floats, double budget) {
+  std::vector<float> from(floats, 1.0f), to(floats, 0.0f);
+  auto step = [&] {
+    std::memcpy(to.data(), from.data(), floats * sizeof(float));
+    from[floats / 2] = to[floats / 3] + 1.0f;  // keep the copies observable
+  };
+  step();
+  MPI_Barrier(MPI_COMM_WORLD);
+  auto t0 = std::chrono::steady_clock::now();
+  step();
+  const int steps = steps_for(
+      max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()), budget);
+  MPI_Barrier(MPI_COMM_WORLD);
+  t0 = std::chrono::steady_clock::now();
+  for (int s = 0; s < steps * 10; ++s) step();
+  const double t =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / (steps * 10);
+  return {max_over_ranks(t), static_cast<double>(floats * sizeof(float)), false};
 }
 
 template <class Topo, class Cons, class Comm>
@@ -136,37 +199,59 @@ std::string human_floats(std::size_t n) {
   return std::to_string(n >> 10) + "K";
 }
 
-void print_row(bool root, const std::string& floats, const char* transport, std::string_view topo,
-               std::string_view cons, const result& r, double baseline) {
-  if (!root) return;
-  if (r.skipped) {
-    std::printf("| %6s | %-9s | %-13s | %-10s | %12s | %8s | %12s |\n", floats.c_str(), transport,
-                std::string(topo).c_str(), std::string(cons).c_str(), "skipped", "(memory)", "");
-  } else {
-    std::printf("| %6s | %-9s | %-13s | %-10s | %12.4f | %8.2f | %12s |\n", floats.c_str(), transport,
-                std::string(topo).c_str(), std::string(cons).c_str(), r.seconds * 1e3, r.seconds / baseline,
-                r.bytes_sent > 0 ? human_bytes(r.bytes_sent).c_str() : "-");
+struct table {
+  bool root;
+  std::size_t processes;
+  csv_file csv;
+  double baseline = 1;  // MPI_Allreduce seconds at the current size
+
+  void row(std::size_t floats, std::string_view impl, std::string_view topo, std::string_view cons,
+           const result& r) {
+    if (!root) return;
+    csv.add(processes, floats, impl, topo, cons, r.seconds, r.bytes_sent, r.skipped);
+    const std::string f = human_floats(floats);
+    if (r.skipped) {
+      std::printf("| %6s | %-9s | %-13.*s | %-10.*s | %12s | %8s | %12s | %9s |\n", f.c_str(),
+                  std::string(impl).c_str(), static_cast<int>(topo.size()), topo.data(),
+                  static_cast<int>(cons.size()), cons.data(), "skipped", "(memory)", "", "");
+    } else {
+      char rate[32] = "-";
+      if (r.bytes_sent > 0) std::snprintf(rate, sizeof rate, "%.2f", r.bytes_sent / r.seconds / 1e9);
+      std::printf("| %6s | %-9s | %-13.*s | %-10.*s | %12.4f | %8.2f | %12s | %9s |\n", f.c_str(),
+                  std::string(impl).c_str(), static_cast<int>(topo.size()), topo.data(),
+                  static_cast<int>(cons.size()), cons.data(), r.seconds * 1e3, r.seconds / baseline,
+                  r.bytes_sent > 0 ? human_bytes(r.bytes_sent).c_str() : "-", rate);
+    }
+    std::fflush(stdout);
   }
-  std::fflush(stdout);
+};
+
+template <class Topo, class Comm>
+void run_topology(Comm& comm, const char* name, std::size_t floats, double budget, const settings& opt,
+                  table& out) {
+  using namespace dml;
+  out.row(floats, name, Topo{}.name(), "bsp", exchange<Topo, consistency::bsp>(comm, floats, budget, opt));
+  out.row(floats, name, Topo{}.name(), "notify_ack",
+          exchange<Topo, consistency::notify_ack>(comm, floats, budget, opt));
 }
 
 template <class Comm>
 void run_transport(Comm& comm, const char* name, std::size_t floats, double budget, const settings& opt,
-                   double baseline, bool root) {
-  using namespace dml;
-  const auto f = human_floats(floats);
-  print_row(root, f, name, "all", "bsp", exchange<topology::all, consistency::bsp>(comm, floats, budget, opt),
-            baseline);
-  print_row(root, f, name, "all", "notify_ack",
-            exchange<topology::all, consistency::notify_ack>(comm, floats, budget, opt), baseline);
-  print_row(root, f, name, "halton", "bsp",
-            exchange<topology::halton, consistency::bsp>(comm, floats, budget, opt), baseline);
-  print_row(root, f, name, "halton", "notify_ack",
-            exchange<topology::halton, consistency::notify_ack>(comm, floats, budget, opt), baseline);
-  print_row(root, f, name, "root_expander", "bsp",
-            exchange<topology::root_expander, consistency::bsp>(comm, floats, budget, opt), baseline);
-  print_row(root, f, name, "root_expander", "notify_ack",
-            exchange<topology::root_expander, consistency::notify_ack>(comm, floats, budget, opt), baseline);
+                   table& out) {
+  using namespace dml::topology;
+  run_topology<all>(comm, name, floats, budget, opt, out);
+  run_topology<halton>(comm, name, floats, budget, opt, out);
+  run_topology<root_expander>(comm, name, floats, budget, opt, out);
+  run_topology<exponential>(comm, name, floats, budget, opt, out);
+  run_topology<ring>(comm, name, floats, budget, opt, out);
+}
+
+std::size_t parse_size(std::string_view option, const char* text) {
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  if (end == text || *end != '\0' || v == 0)
+    throw std::invalid_argument(std::string(option) + " wants a positive integer, not '" + text + "'");
+  return static_cast<std::size_t>(v);
 }
 
 }  // namespace
@@ -176,20 +261,30 @@ int main(int argc, char** argv) {
     dml::comm::mpi_rma rma(argc, argv);  // starts MPI
     dml::comm::mpi two_sided(MPI_COMM_WORLD);
     settings opt;
-    for (int i = 1; i < argc; ++i) {
-      const std::string_view a = argv[i];
-      if (a == "--quick")
-        opt.quick = true;
-      else if (a == "--max-floats" && i + 1 < argc)
-        opt.max_floats = std::strtoull(argv[++i], nullptr, 10);
-      else if (a == "--memory-gb" && i + 1 < argc)
-        opt.memory_gb = std::strtod(argv[++i], nullptr);
-      else {
-        if (rma.rank() == 0)
-          std::fprintf(stderr, "usage: mpiexec -n <p> %s [--quick] [--max-floats N] [--memory-gb G]\n",
-                       argv[0]);
-        return 2;
+    try {
+      for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        const bool has_value = i + 1 < argc;
+        if (a == "--quick")
+          opt.quick = true;
+        else if (a == "--max-floats" && has_value)
+          opt.max_floats = parse_size(a, argv[++i]);
+        else if (a == "--two-sided-max-floats" && has_value)
+          opt.two_sided_max_floats = parse_size(a, argv[++i]);
+        else if (a == "--memory-gb" && has_value)
+          opt.memory_gb = std::strtod(argv[++i], nullptr);
+        else if (a == "--csv" && has_value)
+          opt.csv = argv[++i];
+        else
+          throw std::invalid_argument("unknown option or missing value: " + std::string(a));
       }
+    } catch (const std::invalid_argument& e) {
+      if (rma.rank() == 0)
+        std::fprintf(stderr,
+                     "bench_exchange: %s\nusage: mpiexec -n <p> %s [--quick] [--max-floats N] "
+                     "[--two-sided-max-floats N] [--memory-gb G] [--csv FILE]\n",
+                     e.what(), argv[0]);
+      return 2;
     }
     std::vector<std::size_t> sizes;
     if (opt.quick)
@@ -198,6 +293,7 @@ int main(int argc, char** argv) {
       for (std::size_t s = std::size_t{1} << 10; s <= (std::size_t{16} << 20); s *= 4) sizes.push_back(s);
     const double budget = opt.quick ? 0.1 : 0.4;
     const bool root = rma.rank() == 0;
+    table out{root, rma.size(), csv_file(root ? opt.csv : std::string())};
     if (root) {
       std::printf(
           "dml exchange benchmark: %zu processes, scatter()+gather() of a float vector per step, "
@@ -205,18 +301,23 @@ int main(int argc, char** argv) {
           rma.size());
       std::printf(
           "time = ms per step (slowest rank); ratio = time / MPI_Allreduce (sum, then scale by 1/p); "
-          "sent = bytes per member per step (vector statistics)\n\n");
+          "sent = bytes per member per step (vector statistics); GB/s = sent / time (memcpy: the vector "
+          "copied by every rank at once)\n\n");
       std::printf(
-          "| floats | transport | topology      | consistency| ms per step  | ratio    | sent/member  |\n");
+          "| floats | impl      | topology      | consistency| ms per step  | ratio    | sent/member  | GB/s "
+          "     |\n");
       std::printf(
-          "|-------:|-----------|---------------|------------|-------------:|---------:|-------------:|\n");
+          "|-------:|-----------|---------------|------------|-------------:|---------:|-------------:|------"
+          "----:|\n");
     }
     for (const std::size_t floats : sizes) {
       if (floats > opt.max_floats) continue;
       const auto base = allreduce(floats, budget);
-      print_row(root, human_floats(floats), "allreduce", "-", "-", base, base.seconds);
-      run_transport(rma, "mpi_rma", floats, budget, opt, base.seconds, root);
-      run_transport(two_sided, "mpi", floats, budget, opt, base.seconds, root);
+      out.baseline = base.seconds;
+      out.row(floats, "allreduce", "-", "-", base);
+      out.row(floats, "memcpy", "-", "-", copy(floats, budget));
+      run_transport(rma, "mpi_rma", floats, budget, opt, out);
+      if (floats <= opt.two_sided_max_floats) run_transport(two_sided, "mpi", floats, budget, opt, out);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_exchange: %s\n", e.what());

@@ -181,8 +181,8 @@ struct report {
                   r.seconds / baseline, bytes > 0 ? human_bytes(bytes).c_str() : "-");
     std::fflush(stdout);
     if (csv) {
-      std::fprintf(csv, "%d,%zu,%s,-,-,%.6f,%.0f,%d\n", processes, floats, impl, r.skipped ? 0.0 : r.seconds * 1e3,
-                   r.skipped ? 0.0 : bytes, r.skipped ? 1 : 0);
+      std::fprintf(csv, "%d,%zu,%s,-,-,%.6f,%.0f,%d\n", processes, floats, impl,
+                   r.skipped ? 0.0 : r.seconds * 1e3, r.skipped ? 0.0 : bytes, r.skipped ? 1 : 0);
       std::fflush(csv);
     }
   }
@@ -255,7 +255,8 @@ int run(int argc, char** argv) {
   if (root && !opt.csv.empty()) {
     out.csv = std::fopen(opt.csv.c_str(), "w");
     if (out.csv)
-      std::fprintf(out.csv, "processes,floats,impl,topology,consistency,ms_per_step,bytes_per_member,skipped\n");
+      std::fprintf(out.csv,
+                   "processes,floats,impl,topology,consistency,ms_per_step,bytes_per_member,skipped\n");
     else
       csv_ok = 0;
   }

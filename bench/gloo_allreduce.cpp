@@ -10,7 +10,8 @@
 //   mpiexec -n <p> bench_gloo [--quick] [--max-floats N] [--csv FILE]
 //
 // Rank 0 prints a markdown table (ms per step on the slowest rank, ratio to
-// MPI_Allreduce) and, with --csv, writes one row per measurement:
+// MPI_Allreduce) and, with --csv, appends one row per measurement (a header
+// line first when the file is new; the columns of bench_exchange --csv):
 //   processes,floats,impl,topology,consistency,ms_per_step,bytes_per_member,skipped
 // impl is 'allreduce' (MPI_Allreduce) or 'gloo_ring'; bytes_per_member is
 // the ring algorithm's count 2(p-1)/p * 4 * floats, not a measurement, and
@@ -223,6 +224,17 @@ std::shared_ptr<gloo::Context> connect_gloo() {
   return ctx;
 }
 
+// Appends to `path` (runs at several process counts collect into one file);
+// the header line goes first when the file is new or empty.
+std::FILE* open_csv(const std::string& path, const char* header) {
+  std::FILE* probe = std::fopen(path.c_str(), "r");
+  const bool fresh = probe == nullptr || std::fgetc(probe) == EOF;
+  if (probe) std::fclose(probe);
+  std::FILE* f = std::fopen(path.c_str(), "a");
+  if (f && fresh) std::fprintf(f, "%s\n", header);
+  return f;
+}
+
 bool parse_size(const char* s, std::size_t& out) {
   char* end = nullptr;
   const unsigned long long v = std::strtoull(s, &end, 10);
@@ -253,12 +265,9 @@ int run(int argc, char** argv) {
   out.processes = world_size();
   int csv_ok = 1;
   if (root && !opt.csv.empty()) {
-    out.csv = std::fopen(opt.csv.c_str(), "w");
-    if (out.csv)
-      std::fprintf(out.csv,
-                   "processes,floats,impl,topology,consistency,ms_per_step,bytes_per_member,skipped\n");
-    else
-      csv_ok = 0;
+    out.csv =
+        open_csv(opt.csv, "processes,floats,impl,topology,consistency,ms_per_step,bytes_per_member,skipped");
+    csv_ok = out.csv != nullptr ? 1 : 0;
   }
   MPI_Bcast(&csv_ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (!csv_ok) {

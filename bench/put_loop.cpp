@@ -34,7 +34,8 @@
 //
 //   mpiexec -n <p> bench_put_loop [--quick] [--max-floats N] [--csv FILE]
 //
-// Rank 0 prints a markdown table; --csv writes one row per configuration:
+// Rank 0 prints a markdown table; --csv appends one row per configuration (a
+// header line first when the file is new):
 //   processes,floats,topology,consistency,dml_ms,hand_ms,ratio,bytes_per_member
 // with ms per step on the slowest rank, ratio = dml_ms / hand_ms, and the
 // bytes each dml member sent per step from the vector's statistics (mean
@@ -418,6 +419,17 @@ void for_each_config(F&& f) {
   f.template operator()<topology::all, consistency::notify_ack>();
 }
 
+// Appends to `path` (runs at several process counts collect into one file);
+// the header line goes first when the file is new or empty.
+std::FILE* open_csv(const std::string& path, const char* header) {
+  std::FILE* probe = std::fopen(path.c_str(), "r");
+  const bool fresh = probe == nullptr || std::fgetc(probe) == EOF;
+  if (probe) std::fclose(probe);
+  std::FILE* f = std::fopen(path.c_str(), "a");
+  if (f && fresh) std::fprintf(f, "%s\n", header);
+  return f;
+}
+
 bool parse_size(const char* s, std::size_t& out) {
   char* end = nullptr;
   const unsigned long long v = std::strtoull(s, &end, 10);
@@ -452,11 +464,9 @@ int run(dml::comm::mpi_rma& comm, MPI_Comm hand_comm, int argc, char** argv) {
   out.processes = comm.size();
   int csv_ok = 1;
   if (root && !opt.csv.empty()) {
-    out.csv = std::fopen(opt.csv.c_str(), "w");
-    if (out.csv)
-      std::fprintf(out.csv, "processes,floats,topology,consistency,dml_ms,hand_ms,ratio,bytes_per_member\n");
-    else
-      csv_ok = 0;
+    out.csv =
+        open_csv(opt.csv, "processes,floats,topology,consistency,dml_ms,hand_ms,ratio,bytes_per_member");
+    csv_ok = out.csv != nullptr ? 1 : 0;
   }
   MPI_Bcast(&csv_ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (!csv_ok) {

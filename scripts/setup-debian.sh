@@ -3,6 +3,8 @@
 # Installs the Debian packages dml needs to build, test and run its examples.
 # Idempotent: packages already present are skipped, and the package index is
 # refreshed at most once per run (only when something is missing).
+#   scripts/setup-debian.sh           build, test and examples
+#   scripts/setup-debian.sh --bench   and the benchmarks' peers (bench/run)
 set -euo pipefail
 
 packages=(
@@ -15,6 +17,14 @@ packages=(
   dataset-fashion-mnist
   zlib1g-dev
 )
+# --bench: also the peers bench/run measures dml against (Gloo, PyTorch for
+# DDP, liblinear) and matplotlib for its plots.
+if [[ ${1:-} == --bench ]]; then
+  packages+=(libgloo-dev python3-torch python3-numpy python3-matplotlib liblinear-tools)
+elif (($#)); then
+  echo "setup-debian: unknown argument '$1' (only --bench)" >&2
+  exit 2
+fi
 
 missing=()
 for p in "${packages[@]}"; do

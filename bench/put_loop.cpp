@@ -6,19 +6,21 @@
 // the same inputs, the way a competent MPI user would write it:
 //
 //   one window (the same kind dml uses in this run: MPI_Win_allocate_shared
-//   on one node, MPI_Win_allocate with DML_RMA_WINDOW=allocate), one receive
-//   slot per in-neighbour (two for bsp, see below), MPI_Win_lock_all once;
-//   per step one MPI_Put of the vector into each out-neighbour's slot,
-//   MPI_Win_flush_all, then
-//   - bsp: MPI_Barrier, MPI_Win_sync, average own + slots. A single barrier
-//     per step needs two slots per sender (step t writes slot t mod 2, as
-//     dml does): a fast member's next put must not land in a slot a slow
-//     member is still averaging.
+//   on one node, MPI_Win_allocate with DML_RMA_WINDOW=allocate), two
+//   receive slots per in-neighbour (step t writes slot t mod 2, as dml
+//   does), MPI_Win_lock_all once; per step one MPI_Put of the vector into
+//   each out-neighbour's slot, MPI_Win_flush_all, then
+//   - bsp: MPI_Barrier, MPI_Win_sync, average own + slots. With a single
+//     barrier per step the second slot is needed: a fast member's next put
+//     must not land in a slot a slow member is still averaging.
 //   - notify_ack: MPI_Accumulate(+1) on a notify counter per out-neighbour,
 //     MPI_Win_flush_all; poll the own notify counters (MPI_Fetch_and_op with
 //     MPI_NO_OP, as dml reads them, backing off as dml's waits do), average,
 //     MPI_Accumulate(+1) on an ack counter per in-neighbour; the next step's
-//     puts wait for the acks. The acks make one slot per sender enough.
+//     puts wait for the acks. The acks alone would make one slot per sender
+//     correct, but writing every step into the slot the receiver has just
+//     read was 3-4x slower at 64 K floats in 14 of 18 samples (2 processes,
+//     osc/sm; 0 of 9 with two), so this loop alternates two slots as dml does.
 //
 // The graph is dml's own (topology::build over the live members), so the
 // puts go to the same peers. Before timing, the program runs both for a few
@@ -106,11 +108,11 @@ std::size_t position(std::span<const dml::member_id> list, dml::member_id m) {
 /// One member's side of the exchange, written directly against MPI-3 RMA.
 /// Window layout on member m (bytes, displacement unit 1):
 ///   notify_ack only: in(m) notify counters, then out(m) ack counters (uint64)
-///   then in(m) × depth slots of n floats, sender q's slots together.
+///   then in(m) × 2 slots of n floats, sender q's slots together.
 class hand_loop {
  public:
   hand_loop(MPI_Comm comm, const dml::topology::graph& g, std::size_t n, bool shared, policy pol)
-      : comm_(comm), n_(n), pol_(pol), depth_(pol == policy::bsp ? 2 : 1), x_(n, 0.0f) {
+      : comm_(comm), n_(n), pol_(pol), depth_(2), x_(n, 0.0f) {
     int r = 0;
     MPI_Comm_rank(comm_, &r);
     me_ = static_cast<dml::member_id>(r);
@@ -164,8 +166,8 @@ class hand_loop {
 
   void step() {
     ++t_;
+    const std::size_t d = t_ % 2;
     if (pol_ == policy::bsp) {
-      const std::size_t d = t_ % 2;
       put_all(static_cast<MPI_Aint>(d * slot_bytes_));
       MPI_Win_flush_all(win_);
       MPI_Barrier(comm_);
@@ -174,14 +176,14 @@ class hand_loop {
     } else {
       if (t_ > 1)
         for (std::size_t k = 0; k < out_.size(); ++k) wait_counter(in_.size() + k, t_ - 1);
-      put_all(0);
+      put_all(static_cast<MPI_Aint>(d * slot_bytes_));
       MPI_Win_flush_all(win_);  // the data lands before the notify
       for (const auto& o : out_)
         MPI_Accumulate(&one_, 1, MPI_UINT64_T, o.rank, o.counter, 1, MPI_UINT64_T, MPI_SUM, win_);
       MPI_Win_flush_all(win_);
       for (std::size_t q = 0; q < in_.size(); ++q) wait_counter(q, t_);
       MPI_Win_sync(win_);
-      average(0);
+      average(d);
       for (const auto& i : in_)
         MPI_Accumulate(&one_, 1, MPI_UINT64_T, i.rank, i.counter, 1, MPI_UINT64_T, MPI_SUM, win_);
       MPI_Win_flush_all(win_);
@@ -369,7 +371,7 @@ void compare(dml::comm::mpi_rma& comm, MPI_Comm hand_comm, std::size_t n, double
   const auto g = dml::topology::build(Topo{}, std::span<const dml::member_id>(comm.view().live));
   double in_edges = 0;
   for (const dml::member_id m : comm.view().live) in_edges += static_cast<double>(g.in(m).size());
-  // dml: two slots and an inbox per in-neighbour; hand: at most two slots.
+  // dml: two slots and an inbox per in-neighbour; hand: two slots.
   if (in_edges * 5.0 * sizeof(float) * static_cast<double>(n) > memory_limit_bytes) {
     out.skipped(n, Topo{}.name(), policy_of<Cons>());
     return;

@@ -248,7 +248,21 @@ def _evaluate(torch, model, kind, train, test, lam):
     return loss, right
 
 
-def _worker(rank, ranks, args, port, train, test):
+def _die_with_parent(parent):
+    """A rank gets SIGTERM when the launching process dies (say, a harness's
+    timeout kills it), instead of living on blocked in gloo (Linux prctl)."""
+    try:
+        import ctypes
+        import signal
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # it died before prctl
+        os._exit(1)
+
+
+def _worker(rank, parent, ranks, args, port, train, test):
+    _die_with_parent(parent)
     import torch
     import torch.distributed as dist
     import torch.nn.functional as F
@@ -402,7 +416,8 @@ def main(argv):
     test = (torch.from_numpy(xt).share_memory_(), torch.from_numpy(yt).share_memory_())
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")  # all ranks on this machine
     try:
-        mp.spawn(_worker, args=(args.ranks, args, _free_port(), train, test), nprocs=args.ranks, join=True)
+        mp.spawn(_worker, args=(os.getpid(), args.ranks, args, _free_port(), train, test), nprocs=args.ranks,
+                 join=True)
     except Exception as e:  # a rank failed: the message holds its traceback
         print(f"{PROG}: a rank failed: {str(e).strip() or repr(e)}", file=sys.stderr)
         return 1

@@ -38,7 +38,14 @@
 #    relu(1 - y (w.x + b)) with weight_decay lambda on w; b has its own
 #    parameter group with lr 0.01 eta and no weight decay. loss = lambda/2
 #    |w|^2 (bias excluded) + mean hinge on the training set.
-# Batch-1 DDP is slow (one allreduce per sample); --epochs shortens a run.
+# At --ranks 1 the logreg run reproduces dml-logreg --ranks 1 to the printed
+# digits (same samples in the same order, float32); svm agrees to about 5
+# digits until a rounding flips one hinge decision.
+#
+# Batch-1 DDP is slow: one allreduce per sample per rank, measured 2 ms per
+# step at 2 ranks and 30 ms at 8 on a loaded 2-core VM, so svm at 8 ranks
+# takes about 45 s per epoch; --epochs N shortens a run, e.g.
+#     /usr/bin/python3 bench/torch_ddp.py --model svm --ranks 8 --epochs 3 --csv svm-ddp-8.csv
 #
 # Exit codes: 0 ok, 1 data or runtime error, 2 bad arguments (one line on
 # stderr), 3 PyTorch not importable (run it with Debian's /usr/bin/python3).

@@ -346,7 +346,7 @@ def compile_section(results):
             body.append([f"`bench/compile/{probe}.cpp`", what[probe], f"{med:.2f}", f"{med / base:.2f}" if base else "-",
                          f"{max(m for _, m in by[probe]) / 1024:.0f} MB"])
     ratio = statistics.median(s for s, _ in by["dml_vector"]) / base if base and "dml_vector" in by else None
-    return table(["translation unit", "contents", "seconds (median of 3)", "ratio to Boost.MPI", "peak compiler memory"], body,
+    return table(["translation unit", "contents", "seconds (median of runs)", "ratio to Boost.MPI", "peak compiler memory"], body,
                  ["---", "---", "---:", "---:", "---:"]), ratio
 
 

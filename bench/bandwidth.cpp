@@ -7,11 +7,12 @@
 //
 //   bench_bandwidth [--quick] [--ranks 2,4,8] [--csv FILE]
 //
-// For each rank count, size (1K, 64K, 1M, 16M floats) and topology (all,
-// halton, root_expander, exponential, ring) under bsp and notify_ack it
-// reports ms per scatter()+gather() (slowest rank), the bytes each member
-// wrote per step (vector statistics), the aggregate rate (all members'
-// bytes / time) and that rate as a share of the concurrent memcpy rate.
+// For each rank count, size (1K, 64K, 1M, and without --quick 16M floats)
+// and topology (all, halton, root_expander, exponential, ring) under bsp and
+// notify_ack it reports ms per scatter()+gather() (slowest rank), the bytes
+// each member wrote per step (vector statistics), the aggregate rate (all
+// members' bytes / time) and that rate as a share of the concurrent memcpy
+// rate.
 // gather() also reads every accepted slot, so 100% is not reachable: the
 // share says how much of the copy bound is left to the protocol.
 #include <dml/comm/inproc.hpp>
@@ -213,6 +214,7 @@ int main(int argc, char** argv) {
     for (const std::size_t ranks : opt.ranks)
       for (const std::size_t floats :
            {std::size_t{1} << 10, std::size_t{1} << 16, std::size_t{1} << 20, std::size_t{16} << 20}) {
+        if (opt.quick && floats > (std::size_t{1} << 20)) continue;  // quick: up to 1M floats
         using namespace dml::topology;
         // topology all at 16M floats and 8 ranks needs 3 x 7 x 64 MB per member
         if (!(floats == (std::size_t{16} << 20) && ranks > 4)) run_topology<all>(out, ranks, floats, budget);

@@ -15,6 +15,8 @@
 // rate.
 // gather() also reads every accepted slot, so 100% is not reachable: the
 // share says how much of the copy bound is left to the protocol.
+#include "common.hpp"
+
 #include <dml/comm/inproc.hpp>
 #include <dml/dml.hpp>
 
@@ -32,6 +34,8 @@
 #include <vector>
 
 namespace {
+
+using namespace bench;
 
 using clock_type = std::chrono::steady_clock;
 
@@ -106,11 +110,6 @@ result exchange(std::size_t ranks, std::size_t floats, double budget) {
   double mean_sent = 0;
   for (double s : sent) mean_sent += s / static_cast<double>(ranks);
   return {*std::max_element(seconds.begin(), seconds.end()), mean_sent};
-}
-
-std::string human_floats(std::size_t n) {
-  if (n >= (std::size_t{1} << 20)) return std::to_string(n >> 20) + "M";
-  return std::to_string(n >> 10) + "K";
 }
 
 class report {

@@ -17,6 +17,9 @@
 // memory than that over all ranks (topology::all keeps 2 slots per peer);
 // --two-sided-max-floats skips the two-sided transport above that size;
 // --csv appends the rows (rank 0) for bench/report.py.
+#define DML_BENCH_WITH_MPI 1
+#include "common.hpp"
+
 #include <dml/comm/mpi.hpp>
 #include <dml/comm/mpi_rma.hpp>
 #include <dml/dml.hpp>
@@ -36,6 +39,8 @@
 #include <vector>
 
 namespace {
+
+using namespace bench;
 
 struct settings {
   bool quick = false;
@@ -81,27 +86,6 @@ struct result {
   double bytes_sent = 0;  // per member per step, mean over members
   bool skipped = false;
 };
-
-double max_over_ranks(double x) {
-  double m = 0;
-  MPI_Allreduce(&x, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return m;
-}
-
-double mean_over_ranks(double x) {
-  double s = 0;
-  int n = 1;
-  MPI_Allreduce(&x, &s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return s / n;
-}
-
-// Steps so that one configuration takes about `budget` seconds, agreed by
-// all ranks.
-int steps_for(double one_step, double budget) {
-  const double s = budget / std::max(one_step, 1e-7);
-  return static_cast<int>(std::clamp(s, 3.0, 300.0));
-}
 
 result allreduce(std::size_t floats, double budget) {
   int n = 1;
@@ -181,24 +165,6 @@ result exchange(Comm& comm, std::size_t floats, double budget, const settings& o
   return {max_over_ranks(t), mean_over_ranks(sent), false};
 }
 
-std::string human_bytes(double b) {
-  char buf[32];
-  if (b >= 1e9)
-    std::snprintf(buf, sizeof buf, "%.2f GB", b / 1e9);
-  else if (b >= 1e6)
-    std::snprintf(buf, sizeof buf, "%.2f MB", b / 1e6);
-  else if (b >= 1e3)
-    std::snprintf(buf, sizeof buf, "%.1f kB", b / 1e3);
-  else
-    std::snprintf(buf, sizeof buf, "%.0f B", b);
-  return buf;
-}
-
-std::string human_floats(std::size_t n) {
-  if (n >= (std::size_t{1} << 20)) return std::to_string(n >> 20) + "M";
-  return std::to_string(n >> 10) + "K";
-}
-
 struct table {
   bool root;
   std::size_t processes;
@@ -246,12 +212,11 @@ void run_transport(Comm& comm, const char* name, std::size_t floats, double budg
   run_topology<ring>(comm, name, floats, budget, opt, out);
 }
 
-std::size_t parse_size(std::string_view option, const char* text) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(text, &end, 10);
-  if (end == text || *end != '\0' || v == 0)
+std::size_t size_arg(std::string_view option, const char* text) {
+  std::size_t v = 0;
+  if (!parse_size(text, v))
     throw std::invalid_argument(std::string(option) + " wants a positive integer, not '" + text + "'");
-  return static_cast<std::size_t>(v);
+  return v;
 }
 
 }  // namespace
@@ -268,9 +233,9 @@ int main(int argc, char** argv) {
         if (a == "--quick")
           opt.quick = true;
         else if (a == "--max-floats" && has_value)
-          opt.max_floats = parse_size(a, argv[++i]);
+          opt.max_floats = size_arg(a, argv[++i]);
         else if (a == "--two-sided-max-floats" && has_value)
-          opt.two_sided_max_floats = parse_size(a, argv[++i]);
+          opt.two_sided_max_floats = size_arg(a, argv[++i]);
         else if (a == "--memory-gb" && has_value)
           opt.memory_gb = std::strtod(argv[++i], nullptr);
         else if (a == "--csv" && has_value)

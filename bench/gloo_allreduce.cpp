@@ -16,6 +16,9 @@
 // impl is 'allreduce' (MPI_Allreduce) or 'gloo_ring'; bytes_per_member is
 // the ring algorithm's count 2(p-1)/p * 4 * floats, not a measurement, and
 // 0 for MPI_Allreduce (Open MPI picks its algorithm at run time).
+#define DML_BENCH_WITH_MPI 1
+#include "common.hpp"
+
 #include <gloo/allreduce.h>
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
@@ -41,6 +44,8 @@
 
 namespace {
 
+using namespace bench;
+
 struct settings {
   bool quick = false;
   std::size_t max_floats = std::size_t{16} << 20;
@@ -62,23 +67,6 @@ int world_rank() {
   int r = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &r);
   return r;
-}
-
-double max_over_ranks(double x) {
-  double m = 0;
-  MPI_Allreduce(&x, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return m;
-}
-
-// Steps so that one configuration takes about `budget` seconds, agreed by
-// all ranks (as bench_exchange sizes its runs).
-int steps_for(double one_step, double budget) {
-  const double s = budget / std::max(one_step, 1e-7);
-  return static_cast<int>(std::clamp(s, 3.0, 300.0));
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // Warm up, time one step to size the run, then time the run: ms per step on
@@ -148,25 +136,6 @@ double ring_bytes(std::size_t floats, int p) {
   return 2.0 * (p - 1) / p * 4.0 * static_cast<double>(floats);
 }
 
-std::string human_bytes(double b) {
-  char buf[32];
-  if (b >= 1e9)
-    std::snprintf(buf, sizeof buf, "%.2f GB", b / 1e9);
-  else if (b >= 1e6)
-    std::snprintf(buf, sizeof buf, "%.2f MB", b / 1e6);
-  else if (b >= 1e3)
-    std::snprintf(buf, sizeof buf, "%.1f kB", b / 1e3);
-  else
-    std::snprintf(buf, sizeof buf, "%.0f B", b);
-  return buf;
-}
-
-std::string human_floats(std::size_t n) {
-  if (n >= (std::size_t{1} << 20) && n % (std::size_t{1} << 20) == 0) return std::to_string(n >> 20) + "M";
-  if (n >= (std::size_t{1} << 10) && n % (std::size_t{1} << 10) == 0) return std::to_string(n >> 10) + "K";
-  return std::to_string(n);
-}
-
 struct report {
   bool root = false;
   int processes = 1;
@@ -222,25 +191,6 @@ std::shared_ptr<gloo::Context> connect_gloo() {
     std::filesystem::remove_all(dir, ignored);
   }
   return ctx;
-}
-
-// Appends to `path` (runs at several process counts collect into one file);
-// the header line goes first when the file is new or empty.
-std::FILE* open_csv(const std::string& path, const char* header) {
-  std::FILE* probe = std::fopen(path.c_str(), "r");
-  const bool fresh = probe == nullptr || std::fgetc(probe) == EOF;
-  if (probe) std::fclose(probe);
-  std::FILE* f = std::fopen(path.c_str(), "a");
-  if (f && fresh) std::fprintf(f, "%s\n", header);
-  return f;
-}
-
-bool parse_size(const char* s, std::size_t& out) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(s, &end, 10);
-  if (end == s || *end != '\0' || v == 0) return false;
-  out = static_cast<std::size_t>(v);
-  return true;
 }
 
 int run(int argc, char** argv) {

@@ -43,6 +43,9 @@
 // bytes each dml member sent per step from the vector's statistics (mean
 // over members; the hand-written loop sends 40 bytes less per out-neighbour:
 // dml's slot header and footer).
+#define DML_BENCH_WITH_MPI 1
+#include "common.hpp"
+
 #include <dml/comm/mpi_rma.hpp>
 #include <dml/dml.hpp>
 
@@ -66,6 +69,8 @@
 
 namespace {
 
+using namespace bench;
+
 enum class policy { bsp, notify_ack };
 
 const char* name(policy p) { return p == policy::bsp ? "bsp" : "notify_ack"; }
@@ -83,20 +88,6 @@ constexpr double memory_limit_bytes = 6e9;
 
 void check(int rc, const char* call) {
   if (rc != MPI_SUCCESS) throw std::runtime_error(std::string("bench_put_loop: ") + call + " failed");
-}
-
-double max_over_ranks(double x) {
-  double m = 0;
-  MPI_Allreduce(&x, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return m;
-}
-
-double mean_over_ranks(double x) {
-  double s = 0;
-  int n = 1;
-  MPI_Allreduce(&x, &s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return s / n;
 }
 
 std::size_t position(std::span<const dml::member_id> list, dml::member_id m) {
@@ -253,15 +244,6 @@ class hand_loop {
 
 // ---- measuring ---------------------------------------------------------------
 
-int steps_for(double one_step, double budget) {
-  const double s = budget / std::max(one_step, 1e-7);
-  return static_cast<int>(std::clamp(s, 3.0, 300.0));
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 // One timed round: `steps` steps, seconds per step on the slowest rank.
 // `sync` is a barrier of the thing measured.
 template <class Step, class Sync>
@@ -312,25 +294,6 @@ long long mismatches(dml::comm::mpi_rma& comm, MPI_Comm hand_comm, std::size_t n
 }
 
 // ---- output ------------------------------------------------------------------
-
-std::string human_bytes(double b) {
-  char buf[32];
-  if (b >= 1e9)
-    std::snprintf(buf, sizeof buf, "%.2f GB", b / 1e9);
-  else if (b >= 1e6)
-    std::snprintf(buf, sizeof buf, "%.2f MB", b / 1e6);
-  else if (b >= 1e3)
-    std::snprintf(buf, sizeof buf, "%.1f kB", b / 1e3);
-  else
-    std::snprintf(buf, sizeof buf, "%.0f B", b);
-  return buf;
-}
-
-std::string human_floats(std::size_t n) {
-  if (n >= (std::size_t{1} << 20) && n % (std::size_t{1} << 20) == 0) return std::to_string(n >> 20) + "M";
-  if (n >= (std::size_t{1} << 10) && n % (std::size_t{1} << 10) == 0) return std::to_string(n >> 10) + "K";
-  return std::to_string(n);
-}
 
 struct report {
   bool root = false;
@@ -419,25 +382,6 @@ void for_each_config(F&& f) {
   f.template operator()<topology::root_expander, consistency::notify_ack>();
   f.template operator()<topology::all, consistency::bsp>();
   f.template operator()<topology::all, consistency::notify_ack>();
-}
-
-// Appends to `path` (runs at several process counts collect into one file);
-// the header line goes first when the file is new or empty.
-std::FILE* open_csv(const std::string& path, const char* header) {
-  std::FILE* probe = std::fopen(path.c_str(), "r");
-  const bool fresh = probe == nullptr || std::fgetc(probe) == EOF;
-  if (probe) std::fclose(probe);
-  std::FILE* f = std::fopen(path.c_str(), "a");
-  if (f && fresh) std::fprintf(f, "%s\n", header);
-  return f;
-}
-
-bool parse_size(const char* s, std::size_t& out) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(s, &end, 10);
-  if (end == s || *end != '\0' || v == 0) return false;
-  out = static_cast<std::size_t>(v);
-  return true;
 }
 
 int run(dml::comm::mpi_rma& comm, MPI_Comm hand_comm, int argc, char** argv) {

@@ -37,8 +37,6 @@
 # Exit codes: 0 ok, 1 data or liblinear error, 2 bad arguments (one line on
 # stderr), 3 liblinear-tools or numpy missing.
 import argparse
-import gzip
-import math
 import os
 import re
 import shutil
@@ -46,15 +44,15 @@ import subprocess
 import sys
 import tempfile
 import time
-import zlib
 
 try:  # numpy comes with Debian's python3-numpy; checked in main()
     import numpy as np
 except ImportError:
     np = None
 
+from fashion_mnist import DEFAULT_DATA, DataError, pixels  # bench/fashion_mnist.py
+
 PROG = "liblinear.py"
-DEFAULT_DATA = "/usr/share/datasets/fashion-mnist"
 TRAIN = "/usr/bin/liblinear-train"
 PREDICT = "/usr/bin/liblinear-predict"
 LAMBDA = 1e-3            # dml-svm-sgd's default --lambda
@@ -62,10 +60,6 @@ POSITIVE, NEGATIVE = 0, 6  # dml-svm-sgd's default classes
 
 
 class UsageError(Exception):
-    pass
-
-
-class DataError(Exception):
     pass
 
 
@@ -100,47 +94,6 @@ def parse_args(argv):
 
 
 # ---------------------------------------------------------------- data
-
-def read_idx(path, dims, limit=None):
-    """An IDX file of unsigned bytes with `dims` dimensions (gzip or plain)."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise DataError(f"{path}: cannot open the file ({e.strerror})")
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as e:
-            raise DataError(f"{path}: truncated or corrupt gzip data ({e})")
-    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0:
-        raise DataError(f"{path}: bad magic: not an IDX file")
-    if raw[2] != 0x08:
-        raise DataError(f"{path}: unsupported IDX type code {raw[2]} (only 8, unsigned byte, is read)")
-    if raw[3] != dims:
-        raise DataError(f"{path}: {raw[3]} dimensions, expected {dims} ({'images' if dims == 3 else 'labels'})")
-    header = 4 + 4 * dims
-    if len(raw) < header:
-        raise DataError(f"{path}: truncated header")
-    shape = [int.from_bytes(raw[4 + 4 * d:8 + 4 * d], "big") for d in range(dims)]
-    count = math.prod(shape)
-    if count == 0 or len(raw) - header != count:
-        raise DataError(f"{path}: {count} values announced, {len(raw) - header} present")
-    values = np.frombuffer(raw, dtype=np.uint8, offset=header).reshape(shape)
-    return values[:limit] if limit else values
-
-
-def fashion_mnist(data_dir, part, limit=None):
-    """(pixels uint8 n x 784, labels int64)."""
-    images = os.path.join(data_dir, f"{part}-images-idx3-ubyte.gz")
-    labels = os.path.join(data_dir, f"{part}-labels-idx1-ubyte.gz")
-    x = read_idx(images, 3, limit)
-    y = read_idx(labels, 1, limit)
-    if len(x) != len(y):
-        raise DataError(f"{labels}: {len(y)} labels for {len(x)} images")
-    if y.max() > 9:
-        raise DataError(f"{labels}: label {int(y.max())} outside 0..9")
-    return x.reshape(len(x), -1), y.astype(np.int64)
 
 
 def write_libsvm(path, pixels, labels):
@@ -276,8 +229,8 @@ def main(argv):
             print(f"{PROG}: {tool} is missing (apt-get install liblinear-tools)", file=sys.stderr)
             return 3
     try:
-        x, y = fashion_mnist(args.data_dir, "train", args.limit)
-        xt, yt = fashion_mnist(args.data_dir, "t10k")
+        x, y = pixels(args.data_dir, "train", args.limit)
+        xt, yt = pixels(args.data_dir, "t10k")
         out = None
         if args.csv:
             try:

@@ -73,6 +73,22 @@ inline double max_over_ranks(double x) {
   return m;
 }
 
+/// Seconds per call of the collective `step` on the slowest rank: a warm-up
+/// call, one timed call that sizes the run to about `budget` seconds, then
+/// `repeat` times that many calls.
+template <class Step>
+double seconds_per_step(Step&& step, double budget, int repeat = 1) {
+  step();  // warm up (first touch, connection buffers)
+  MPI_Barrier(MPI_COMM_WORLD);
+  auto t0 = std::chrono::steady_clock::now();
+  step();
+  const int steps = steps_for(max_over_ranks(seconds_since(t0)), budget) * repeat;
+  MPI_Barrier(MPI_COMM_WORLD);
+  t0 = std::chrono::steady_clock::now();
+  for (int s = 0; s < steps; ++s) step();
+  return max_over_ranks(seconds_since(t0) / steps);
+}
+
 inline double mean_over_ranks(double x) {
   double s = 0;
   int n = 1;

@@ -92,43 +92,27 @@ result allreduce(std::size_t floats, double budget) {
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   std::vector<float> x(floats, 1.0f);
   const float scale = 1.0f / static_cast<float>(n);
-  auto step = [&] {
-    MPI_Allreduce(MPI_IN_PLACE, x.data(), static_cast<int>(floats), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    for (auto& v : x) v *= scale;
-  };
-  step();  // warm up
-  MPI_Barrier(MPI_COMM_WORLD);
-  auto t0 = std::chrono::steady_clock::now();
-  step();
-  const int steps = steps_for(
-      max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()), budget);
-  MPI_Barrier(MPI_COMM_WORLD);
-  t0 = std::chrono::steady_clock::now();
-  for (int s = 0; s < steps; ++s) step();
-  const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / steps;
-  return {max_over_ranks(t), 0, false};
+  const double t = seconds_per_step(
+      [&] {
+        MPI_Allreduce(MPI_IN_PLACE, x.data(), static_cast<int>(floats), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        for (auto& v : x) v *= scale;
+      },
+      budget);
+  return {t, 0, false};
 }
 
 // Every rank copies the vector at once: the rate a scatter on one machine
-// can at best reach (a put into a shared window is a copy).
+// can at best reach (a put into a shared window is a copy). Ten times the
+// steps of the other rows: one copy is short.
 result copy(std::size_t floats, double budget) {
   std::vector<float> from(floats, 1.0f), to(floats, 0.0f);
-  auto step = [&] {
-    std::memcpy(to.data(), from.data(), floats * sizeof(float));
-    from[floats / 2] = to[floats / 3] + 1.0f;  // keep the copies observable
-  };
-  step();
-  MPI_Barrier(MPI_COMM_WORLD);
-  auto t0 = std::chrono::steady_clock::now();
-  step();
-  const int steps = steps_for(
-      max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()), budget);
-  MPI_Barrier(MPI_COMM_WORLD);
-  t0 = std::chrono::steady_clock::now();
-  for (int s = 0; s < steps * 10; ++s) step();
-  const double t =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / (steps * 10);
-  return {max_over_ranks(t), static_cast<double>(floats * sizeof(float)), false};
+  const double t = seconds_per_step(
+      [&] {
+        std::memcpy(to.data(), from.data(), floats * sizeof(float));
+        from[floats / 2] = to[floats / 3] + 1.0f;  // keep the copies observable
+      },
+      budget, 10);
+  return {t, static_cast<double>(floats * sizeof(float)), false};
 }
 
 template <class Topo, class Cons, class Comm>

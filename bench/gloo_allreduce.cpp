@@ -69,19 +69,10 @@ int world_rank() {
   return r;
 }
 
-// Warm up, time one step to size the run, then time the run: ms per step on
-// the slowest rank. `step` must be collective.
+// ms per step on the slowest rank; `step` must be collective.
 template <class Step>
 result measure(Step&& step, double budget) {
-  step();  // warm up (first touch, connection buffers)
-  MPI_Barrier(MPI_COMM_WORLD);
-  auto t0 = std::chrono::steady_clock::now();
-  step();
-  const int steps = steps_for(max_over_ranks(seconds_since(t0)), budget);
-  MPI_Barrier(MPI_COMM_WORLD);
-  t0 = std::chrono::steady_clock::now();
-  for (int s = 0; s < steps; ++s) step();
-  return {max_over_ranks(seconds_since(t0) / steps), false};
+  return {seconds_per_step(step, budget), false};
 }
 
 void scale(std::vector<float>& x, float by) {

@@ -406,7 +406,16 @@ def main():
                        f"{comp_ratio:.1f}x the time of one with Boost.MPI alone.")
 
     template = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "benchmarks.md.in")).read()
-    cmd_list = "\n".join(f"    {c}" for k in sorted(commands) for c in dict.fromkeys(commands[k]))
+    groups = (("exchange", "Sections 1 to 3, dml and MPI_Allreduce"), ("gloo", "Section 1, Gloo"),
+              ("bandwidth", "Section 3, inproc"), ("accuracy/", "Section 4, one run per CSV file"),
+              ("liblinear", "Section 4, liblinear"), ("put_loop", "Section 5"), ("compile", "Section 6"))
+    cmd_parts = []
+    for prefix, title in groups:
+        keys = sorted(k for k in commands if k.startswith(prefix))
+        if keys:
+            lines = [f"    {c}" for k in keys for c in dict.fromkeys(commands[k])]
+            cmd_parts.append(f"{title}:\n\n" + "\n".join(lines))
+    cmd_list = "\n\n".join(cmd_parts)
     page = template.format(
         mode=mode,
         machine="\n".join(f"- {k}: {v}" for k, v in info.items()),

@@ -305,9 +305,11 @@ def accuracy_section(results, plots):
             fig, ax = plots.plt.subplots(figsize=(7, 4))
             for (impl, rr), p in sorted(rs.items()):
                 if rr == rmax:
-                    ax.plot([x[1] for x in p], [x[3] for x in p], marker=".", label=impl)
+                    timed = [x for x in p if x[1] > 0]  # epoch 0 has no time: log scale
+                    ax.plot([x[1] for x in timed], [x[3] for x in timed], marker=".", label=impl)
             ax.axhline(target, color="grey", linestyle=":", label="target")
-            ax.set_xlabel("training seconds")
+            ax.set_xscale("log")
+            ax.set_xlabel("training seconds (log scale)")
             ax.set_ylabel("test accuracy")
             lo = min(x[3] for (impl, rr), p in rs.items() if rr == rmax for x in p[1:]) if rs else 0
             ax.set_ylim(max(0.0, lo - 0.02), None)

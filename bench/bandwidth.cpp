@@ -39,10 +39,6 @@ using namespace bench;
 
 using clock_type = std::chrono::steady_clock;
 
-double since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
-
 struct settings {
   bool quick = false;
   std::vector<std::size_t> ranks{2, 4, 8};
@@ -61,7 +57,7 @@ std::pair<double, double> concurrent_memcpy(std::size_t threads, std::size_t byt
       std::memcpy(to.data(), from.data(), bytes);  // first touch
       const auto probe = clock_type::now();
       std::memcpy(to.data(), from.data(), bytes);
-      const double one = std::max(since(probe), 1e-8);
+      const double one = std::max(seconds_since(probe), 1e-8);
       const int reps = static_cast<int>(std::clamp(budget / one, 5.0, 20000.0));
       sync.arrive_and_wait();
       const auto t0 = clock_type::now();
@@ -69,7 +65,7 @@ std::pair<double, double> concurrent_memcpy(std::size_t threads, std::size_t byt
         std::memcpy(to.data(), from.data(), bytes);
         from[(r * 7919u) % bytes] = to[(r * 104729u) % bytes];  // keep the copies observable
       }
-      seconds[t] = since(t0) / reps;
+      seconds[t] = seconds_since(t0) / reps;
     });
   for (auto& th : pool) th.join();
   const double slowest = *std::max_element(seconds.begin(), seconds.end());
@@ -95,7 +91,7 @@ result exchange(std::size_t ranks, std::size_t floats, double budget) {
     v.barrier();
     auto t0 = clock_type::now();
     step();
-    seconds[comm.rank()] = since(t0);
+    seconds[comm.rank()] = seconds_since(t0);
     v.barrier();  // everyone has written its probe time
     const double slowest = *std::max_element(seconds.begin(), seconds.end());
     const int steps = static_cast<int>(std::clamp(budget / std::max(slowest, 1e-7), 3.0, 2000.0));
@@ -103,7 +99,7 @@ result exchange(std::size_t ranks, std::size_t floats, double budget) {
     v.barrier();
     t0 = clock_type::now();
     for (int s = 0; s < steps; ++s) step();
-    seconds[comm.rank()] = since(t0) / steps;
+    seconds[comm.rank()] = seconds_since(t0) / steps;
     sent[comm.rank()] = static_cast<double>(v.stats().bytes_sent - sent0) / steps;
     v.barrier();
   });

@@ -55,13 +55,8 @@ class csv_file {
  public:
   explicit csv_file(const std::string& path) {
     if (path.empty()) return;
-    std::FILE* probe = std::fopen(path.c_str(), "r");
-    const bool fresh = probe == nullptr || std::fgetc(probe) == EOF;
-    if (probe) std::fclose(probe);
-    file_ = std::fopen(path.c_str(), "a");
+    file_ = open_csv(path, "processes,floats,impl,topology,consistency,ms_per_step,bytes_per_member,skipped");
     if (!file_) throw std::runtime_error("cannot write " + path);
-    if (fresh)
-      std::fputs("processes,floats,impl,topology,consistency,ms_per_step,bytes_per_member,skipped\n", file_);
   }
   csv_file(const csv_file&) = delete;
   csv_file& operator=(const csv_file&) = delete;

@@ -202,7 +202,7 @@ int main(int argc, char** argv) {
     s = trainer::parse(argc, argv, s,
                        {{"--batch", "--baseline"}, [&](std::string_view name, std::string_view v) {
                           if (name == "--baseline")
-                            allreduce = !trainer::parse_choice(name, v, {"mpi_allreduce"}).empty();
+                            allreduce = trainer::parse_choice(name, v, {"mpi_allreduce"}) == "mpi_allreduce";
                           else
                             batch = trainer::parse_number<std::size_t>(name, v);
                         }});

@@ -197,19 +197,19 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i)
       if (std::string_view(argv[i]) == "--help")
         return std::printf("%s%s", help_head, trainer::common_help) < 0 ? 1 : 0;
-    s = trainer::parse(argc, argv, s,
-                       {{"--positive", "--negative", "--lambda", "--baseline"},
-                        [&](std::string_view name, std::string_view v) {
-                          if (name == "--baseline")
-                            o.allreduce = !trainer::parse_choice(name, v, {"mpi_allreduce"}).empty();
-                          else if (name == "--lambda")
-                            o.lambda = trainer::parse_number<float>(name, v);
-                          else if (name == "--negative" && v == "rest")
-                            o.negative = -1;
-                          else
-                            (name == "--positive" ? o.positive : o.negative) =
-                                trainer::parse_number<int>(name, v, 0);
-                        }});
+    s = trainer::parse(
+        argc, argv, s,
+        {{"--positive", "--negative", "--lambda", "--baseline"},
+         [&](std::string_view name, std::string_view v) {
+           if (name == "--baseline")
+             o.allreduce = trainer::parse_choice(name, v, {"mpi_allreduce"}) == "mpi_allreduce";
+           else if (name == "--lambda")
+             o.lambda = trainer::parse_number<float>(name, v);
+           else if (name == "--negative" && v == "rest")
+             o.negative = -1;
+           else
+             (name == "--positive" ? o.positive : o.negative) = trainer::parse_number<int>(name, v, 0);
+         }});
     if (o.positive == o.negative) throw trainer::usage_error("--positive and --negative name the same class");
   } catch (const trainer::usage_error& e) {
     std::fprintf(stderr, "dml-svm-sgd: %s (see --help)\n", e.what());

@@ -32,9 +32,9 @@ def floats_name(n):
 
 def human_bytes(b):
     b = float(b)
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+    for unit, scale, digits in (("GB", 1e9, 2), ("MB", 1e6, 2), ("kB", 1e3, 1)):
         if b >= scale:
-            return f"{b / scale:.2f} {unit}" if unit != "kB" else f"{b / scale:.1f} {unit}"
+            return f"{b / scale:.{digits}f} {unit}"
     return f"{b:.0f} B"
 
 
@@ -66,7 +66,7 @@ class Plots:
         return f"![{name}](benchmarks/{name})"
 
 
-def exchange_section(results, plots, commands):
+def exchange_section(results, plots):
     rows = read(os.path.join(results, "exchange.csv"))
     gloo = read(os.path.join(results, "gloo.csv"))
     if not rows:
@@ -368,7 +368,7 @@ def main():
             k, v = line.rstrip("\n").split("\t", 1)
             commands[k].append(v)
     plots = Plots(os.path.join(a.docs, "benchmarks"))
-    ex, exf = exchange_section(a.results, plots, commands)
+    ex, exf = exchange_section(a.results, plots)
     acc, accf = accuracy_section(a.results, plots)
     put, put_median = put_loop_section(a.results)
     comp, comp_ratio = compile_section(a.results)

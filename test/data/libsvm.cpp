@@ -130,3 +130,118 @@ TEST_CASE("a missing LIBSVM file says so") {
   REQUIRE(e.line() == 0);
   REQUIRE_THAT(e.reason(), dml_test::contains("cannot open the file"));
 }
+
+// Issue #15: hostile inputs cost what they weigh.
+TEST_CASE("a huge LIBSVM index is refused at once, naming index, file and line") {
+  dml_test::temp_dir dir;
+  const auto path = dir.write("wide.txt", "1 999999999:1");  // 13 bytes
+  const auto e = error_of(path);
+  REQUIRE(e.file() == path);
+  REQUIRE(e.line() == 1);
+  REQUIRE_THAT(e.reason(),
+               dml_test::contains("index 999999999 beyond libsvm_options::max_features = 67108864"));
+  REQUIRE_THAT(e.reason(), !dml_test::contains("0 features"));
+}
+
+TEST_CASE("a wide LIBSVM file costs its nonzeros, not its width") {
+  dml_test::temp_dir dir;
+  const auto path = dir.write("wide.txt", "1 999999999:1\n-1 3:2 2147483647:4\n");
+  dml::data::libsvm_options o;
+  o.max_features = 2147483647;  // the widest Eigen can index
+  const auto s = dml::data::read_libsvm(path, o);
+  REQUIRE(s.x.rows() == 2);
+  REQUIRE(s.x.cols() == 2147483647);
+  REQUIRE(s.x.nonZeros() == 3);
+  REQUIRE(s.x.coeff(0, 999999998) == 1.0f);
+  REQUIRE(s.x.coeff(1, 2) == 2.0f);
+  REQUIRE(s.x.coeff(1, 2147483646) == 4.0f);
+  o.max_features = 0;
+  REQUIRE_THROWS_AS(dml::data::read_libsvm(path, o), dml::config_error);
+  o.max_features = 1;
+  o.features = std::size_t{1} << 31;
+  REQUIRE_THROWS_AS(dml::data::read_libsvm(path, o), dml::config_error);
+}
+
+TEST_CASE("a LIBSVM line longer than max_line_bytes is refused without reading it whole") {
+  dml_test::temp_dir dir;
+  std::string text = "1 1:1\n2";
+  for (int i = 1; i <= 200000; ++i) text += " " + std::to_string(i) + ":1";  // about 2 MB, no newline
+  const auto path = dir.write("long.txt", text);
+  dml::data::libsvm_options o;
+  o.max_line_bytes = std::size_t{1} << 20;
+  try {
+    (void)dml::data::read_libsvm(path, o);
+    FAIL("no error");
+  } catch (const dml::data_error& e) {
+    REQUIRE(e.line() == 2);
+    REQUIRE_THAT(e.reason(), dml_test::contains("line longer than libsvm_options::max_line_bytes = 1048576"));
+    REQUIRE(e.reason().size() < 200);
+  }
+  o.max_line_bytes = text.size();  // exactly long enough
+  REQUIRE(dml::data::read_libsvm(path, o).x.nonZeros() == 200001);
+  o.shard.layout = dml::data::shard_layout::contiguous;  // the counting pass checks lines too
+  o.max_line_bytes = 100;
+  REQUIRE_THROWS_AS(dml::data::read_libsvm(path, o), dml::data_error);
+}
+
+TEST_CASE("tokens quoted in LIBSVM errors are cut to 40 characters") {
+  dml_test::temp_dir dir;
+  const std::string junk(100000, 'x');
+  for (const std::string& line :
+       {"1 1:" + junk, junk + " 1:1", "1 " + junk, "1 " + junk + ":1", "1 qid:" + junk}) {
+    const auto e = error_of(dir.write("junk.txt", line + "\n"));
+    INFO(e.reason());
+    REQUIRE(e.reason().size() < 120);
+    REQUIRE_THAT(e.reason(), dml_test::contains("'" + junk.substr(0, 40) + "...'"));
+  }
+}
+
+TEST_CASE("LIBSVM signs, qid, special values and empty files") {
+  struct bad_case {
+    const char* line;
+    const char* reason;
+  };
+  const bad_case cases[] = {
+      {"+-1 1:1", "bad label '+-1': two signs"},
+      {"++1 1:1", "bad label '++1': two signs"},
+      {"+ 1:1", "bad label '+': not a number"},
+      {"1 1:+-1", "bad value '+-1': two signs"},
+      {"1 1:-+1", "bad value '-+1': not a number"},
+      {"1 qid:abc 1:1", "bad qid 'abc': not a whole number >= 0"},
+      {"1 qid:-1 1:1", "bad qid '-1'"},
+      {"1 qid: 1:1", "bad qid ''"},
+      {"1 qid:1 qid:2 1:1", "a second qid"},
+      {"1 1:1 qid:2", "qid must come right after the label"},
+      {"1 1:inf", "bad value 'inf': not a finite number"},
+      {"1 1:-infinity", "bad value '-infinity': not a finite number"},
+      {"1 1:NaN", "bad value 'NaN': not a finite number"},
+      {"nan 1:1", "bad label 'nan': not a finite number"},
+      {"1 1:1e39", "bad value '1e39': out of float range"},
+      {"1 1:1e400", "bad value '1e400': out of range"},
+      {"1 1:0x10", "bad value '0x10': not a number"},
+      {"1 1:1:2", "bad value '1:2'"},
+      {"1 +1:1", "bad index '+1'"},
+      {"1 18446744073709551616:1", "bad index '18446744073709551616'"},
+      {"1 4294967297:1", "index 4294967297 beyond libsvm_options::max_features"},
+  };
+  dml_test::temp_dir dir;
+  for (const auto& c : cases) {
+    INFO(c.line);
+    const auto e = error_of(dir.write("bad.txt", std::string("1 1:1\n") + c.line + "\n"));
+    REQUIRE(e.line() == 2);
+    REQUIRE_THAT(e.reason(), dml_test::contains(c.reason));
+  }
+  // Good: a single '+', qid right after the label, tiny values rounded to 0.
+  const auto s = dml::data::read_libsvm(dir.write("ok.txt", "+1 qid:7 1:+2.5 2:1e-50\n-1 qid:0\n"));
+  REQUIRE(s.y[0] == 1.0f);
+  REQUIRE(s.y[1] == -1.0f);
+  REQUIRE(s.x.coeff(0, 0) == 2.5f);
+  REQUIRE(s.x.coeff(0, 1) == 0.0f);
+
+  for (const char* empty : {"", "\n\n", "# only a comment\n   \n"}) {
+    INFO("'" << empty << "'");
+    const auto e = error_of(dir.write("empty.txt", empty));
+    REQUIRE(e.line() == 0);
+    REQUIRE_THAT(e.reason(), dml_test::contains("no samples"));
+  }
+}

@@ -103,7 +103,7 @@ class mpi_rma {
   /// finalized after the last dml context only if dml started it. The group
   /// is MPI_COMM_WORLD.
   mpi_rma(int& argc, char**& argv, std::chrono::milliseconds wait_limit = default_wait_limit)
-      : env_(argc, argv, who), wait_limit_(wait_limit) {
+      : env_(argc, argv, who, wait_limit), wait_limit_(wait_limit) {
     attach(MPI_COMM_WORLD);
   }
   /// A context over (a duplicate of) `comm`. MPI must be initialized.
@@ -121,8 +121,20 @@ class mpi_rma {
   /// Frees the duplicated communicator (skipped after a failure). Every
   /// vector built on this context must be destroyed before it.
   ~mpi_rma() {
+    namespace impl = detail::mpi_impl;
+    // Freeing the monitor window is collective over the original group: first
+    // make sure (polling, with the heartbeats still on) that every member is
+    // here, so none waits in MPI_Win_free for a member that died meanwhile.
+    if (monitor_.started() && !impl::finalized() && !impl::broken() && !comm_broken_) {
+      try {
+        impl::barrier(world_, wait_limit_, who, [this] { watch(); });
+      } catch (...) {
+        impl::mark_broken();
+      }
+    }
     monitor_.stop();
-    if (detail::mpi_impl::finalized() || detail::mpi_impl::broken()) return;  // collectives could hang
+    if (impl::finalized() || impl::broken()) return;  // collectives could hang
+    impl::watchdog::scope guard(who, "shut-down (MPI_Win_free of the fault monitor)", wait_limit_);
     if (monitor_.started()) {
       MPI_Win win = monitor_.window();
       MPI_Win_unlock_all(win);
@@ -242,7 +254,10 @@ class mpi_rma {
   void attach(MPI_Comm comm) {
     namespace impl = detail::mpi_impl;
     if (comm == MPI_COMM_NULL) throw config_error(std::string(who) + ": the communicator is MPI_COMM_NULL");
-    impl::check(MPI_Comm_dup(comm, &comm_), who, "MPI_Comm_dup");
+    {
+      impl::watchdog::scope guard(who, "MPI_Comm_dup (start-up)", wait_limit_);
+      impl::check(MPI_Comm_dup(comm, &comm_), who, "MPI_Comm_dup");
+    }
     world_ = comm_;
     impl::check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), who, "MPI_Comm_set_errhandler");
     int r = 0, n = 0;
@@ -253,8 +268,11 @@ class mpi_rma {
     failed_.assign(size_, 0);
     // One node: do all members share memory?
     MPI_Comm node = MPI_COMM_NULL;
-    impl::check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), who,
-                "MPI_Comm_split_type");
+    {
+      impl::watchdog::scope guard(who, "MPI_Comm_split_type (start-up)", wait_limit_);
+      impl::check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), who,
+                  "MPI_Comm_split_type");
+    }
     int on_node = 0;
     impl::check(MPI_Comm_size(node, &on_node), who, "MPI_Comm_size");
     MPI_Comm_free(&node);
@@ -296,7 +314,11 @@ class mpi_rma {
     impl::check(MPI_Group_incl(all, static_cast<int>(ranks.size()), ranks.data(), &survivors), who,
                 "MPI_Group_incl");
     MPI_Comm fresh = MPI_COMM_NULL;
-    const int rc = MPI_Comm_create_group(world_, survivors, static_cast<int>(next.epoch % 32768), &fresh);
+    int rc = MPI_SUCCESS;
+    {
+      impl::watchdog::scope guard(who, "MPI_Comm_create_group (the survivors' new group)", wait_limit_);
+      rc = MPI_Comm_create_group(world_, survivors, static_cast<int>(next.epoch % 32768), &fresh);
+    }
     MPI_Group_free(&survivors);
     MPI_Group_free(&all);
     impl::check(rc, who, "MPI_Comm_create_group (survivors)");
@@ -514,6 +536,7 @@ class mpi_rma::segment {
       }
     }
     if (ok) {
+      detail::mpi_impl::watchdog::scope guard(who, "MPI_Win_free (a vector's segment)", ctx_->wait_limit_);
       MPI_Win_unlock_all(win_);
       MPI_Win_free(&win_);
     }
@@ -571,11 +594,16 @@ inline mpi_rma::segment mpi_rma::create_segment(std::size_t data_words, std::siz
   void* base = nullptr;
   MPI_Win win = MPI_WIN_NULL;
   int rc = MPI_SUCCESS;
-  if (shared_windows_) {
-    MPI_Info_set(info, "alloc_shared_noncontig", "true");  // each member's part in its own pages
-    rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(8 * words), 8, info, comm_, &base, &win);
-  } else {
-    rc = MPI_Win_allocate(static_cast<MPI_Aint>(8 * words), 8, info, comm_, &base, &win);
+  {
+    // Every member has joined the exchange above, but one may die before it
+    // reaches this call, which cannot be interrupted.
+    impl::watchdog::scope guard(who, "MPI_Win_allocate (a vector's segment)", wait_limit_);
+    if (shared_windows_) {
+      MPI_Info_set(info, "alloc_shared_noncontig", "true");  // each member's part in its own pages
+      rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(8 * words), 8, info, comm_, &base, &win);
+    } else {
+      rc = MPI_Win_allocate(static_cast<MPI_Aint>(8 * words), 8, info, comm_, &base, &win);
+    }
   }
   MPI_Info_free(&info);
   if (rc != MPI_SUCCESS) impl::mark_broken();  // others may hold a window this member lacks

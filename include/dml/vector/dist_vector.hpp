@@ -162,6 +162,9 @@ class dist_vector {
   /// Throws `dml::config_error` on every member when they disagree, when the
   /// length is zero, when a sparse capacity is zero or exceeds the length, or
   /// when the topology over the live members is not strongly connected.
+  /// A member that fails meanwhile is survived as in scatter(): the others
+  /// build the vector over a view without it (with `fault::policy::abort`
+  /// they throw `dml::peer_failure` naming it).
   dist_vector(Transport& comm, std::size_t length, Repr repr = {}, Topology topo = {}, Consistency cons = {},
               Gather gather = {})
       : comm_(&comm),
@@ -171,7 +174,18 @@ class dist_vector {
         cons_(std::move(cons)),
         gather_(std::move(gather)),
         local_(length, T{}) {
-    setup();
+    // A member that fails before or while the others build the vector (still
+    // loading its data, say) is handled like a failure in scatter(): the
+    // survivors agree on a view without it and build the vector over that
+    // view, or all throw under fault::policy::abort.
+    for (;;) {
+      try {
+        setup();
+        break;
+      } catch (const peer_failure&) {
+        recover_or_rethrow();
+      }
+    }
     if constexpr (recoverable) {
       entry_ = std::make_unique<detail::rebuild_entry>();
       entry_->owner = this;

@@ -5,6 +5,7 @@
 // MPI call, so a member that never arrives ends in dml::timeout, not a hang.
 #pragma once
 
+#include <dml/comm/mpi/watchdog.hpp>
 #include <dml/error.hpp>
 #include <dml/fwd.hpp>
 
@@ -100,7 +101,7 @@ inline void check_peer(int rc, const char* who, const char* call, member_id peer
 class environment {
  public:
   /// For contexts built on an existing communicator: MPI must be running.
-  explicit environment(const char* who) {
+  explicit environment(const char* who) : who_(who) {
     if (!initialized() || finalized())
       throw config_error(std::string(who) +
                          ": MPI is not initialized (or already finalized); construct the context from "
@@ -108,12 +109,21 @@ class environment {
     ++process().contexts;
   }
   /// For contexts built from (argc, argv): starts MPI if it is not running.
-  environment(int& argc, char**& argv, const char* who) {
+  /// MPI_Init_thread waits for every process of the job; past `limit` (one
+  /// of them died while starting) the watchdog ends this process.
+  environment(int& argc, char**& argv, const char* who,
+              std::chrono::steady_clock::duration limit = std::chrono::seconds(60))
+      : who_(who), limit_(limit) {
     if (finalized())
       throw config_error(std::string(who) + ": MPI was already finalized in this process; it cannot restart");
     if (!initialized()) {
       int provided = 0;
-      check(MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided), who, "MPI_Init_thread");
+      int rc = MPI_SUCCESS;
+      {
+        watchdog::scope guard(who, "MPI_Init_thread (start-up)", limit);
+        rc = MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+      }
+      check(rc, who, "MPI_Init_thread");
       process().initialized_by_dml = true;
     }
     ++process().contexts;
@@ -127,8 +137,15 @@ class environment {
     // forever (Open MPI 4.1 runs a fence in it); the process then ends
     // without finalizing, which mpiexec --enable-recovery tolerates.
     if (p.broken) return;
+    // Every context passed its closing barrier, so all members are here; one
+    // that dies right now would still keep the others in the fence forever.
+    watchdog::scope guard(who_, "MPI_Finalize (shut-down)", limit_);
     MPI_Finalize();
   }
+
+ private:
+  const char* who_ = "dml";
+  std::chrono::steady_clock::duration limit_ = std::chrono::seconds(60);
 };
 
 /// Spin, then yield, then sleep: ranks often share few cores
@@ -154,8 +171,9 @@ class backoff {
 /// Polls `request` with MPI_Test until it completes, calling `progress()`
 /// between tests (the two-sided transport serves incoming messages there).
 /// Throws dml::timeout past `limit` and dml::comm_error when MPI reports an
-/// error; both mark the process broken, because the collective the request
-/// belongs to can no longer complete on every member.
+/// error, and passes on what `progress()` throws (a failed member); all of
+/// them mark the process broken, because the collective the request belongs
+/// to can no longer complete on every member.
 template <class Progress>
 void wait_request(MPI_Request& request, std::chrono::steady_clock::duration limit, const char* who,
                   const char* what, Progress&& progress) {
@@ -169,7 +187,12 @@ void wait_request(MPI_Request& request, std::chrono::steady_clock::duration limi
       check(rc, who, what);
     }
     if (done) return;
-    progress();
+    try {
+      progress();  // may throw: a member failed, or a view change started
+    } catch (...) {
+      mark_broken();  // the request stays pending: this communicator is unusable now
+      throw;
+    }
     const auto now = std::chrono::steady_clock::now();
     if (now - start > limit) {
       mark_broken();  // the request stays pending: this communicator is unusable now

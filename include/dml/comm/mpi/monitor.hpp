@@ -23,6 +23,7 @@
 
 #include <dml/comm/concepts.hpp>
 #include <dml/comm/mpi/common.hpp>
+#include <dml/comm/mpi/watchdog.hpp>
 #include <dml/error.hpp>
 #include <dml/fault/membership.hpp>
 #include <dml/fwd.hpp>
@@ -33,6 +34,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -57,14 +59,19 @@ class monitor {
     rank_ = rank;
     size_ = size;
     timeout_ = heartbeat_timeout;
+    probe_timeout_ = heartbeat_timeout;
     bitmask_words_ = (size + 63) / 64;
     const std::size_t words = record_end() + 1;
     void* base = nullptr;
     int rc = MPI_SUCCESS;
-    if (shared)
-      rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(8 * words), 8, MPI_INFO_NULL, world, &base, &win_);
-    else
-      rc = MPI_Win_allocate(static_cast<MPI_Aint>(8 * words), 8, MPI_INFO_NULL, world, &base, &win_);
+    {
+      // No heartbeats exist yet: only the time limit bounds this call.
+      watchdog::scope guard(who, "MPI_Win_allocate (fault monitor)", limit);
+      if (shared)
+        rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(8 * words), 8, MPI_INFO_NULL, world, &base, &win_);
+      else
+        rc = MPI_Win_allocate(static_cast<MPI_Aint>(8 * words), 8, MPI_INFO_NULL, world, &base, &win_);
+    }
     check(rc, who, "MPI_Win_allocate (fault monitor)");
     check(MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN), who, "MPI_Win_set_errhandler");
     base_ = static_cast<std::uint64_t*>(base);
@@ -76,6 +83,7 @@ class monitor {
     last_beat_.assign(size, ~std::uint64_t{0});
     last_change_.assign(size, clock::now());
     last_check_.assign(size, clock::time_point{});
+    if (shared) install_probe(rank);
     running_.store(true);
     const auto period = std::max<clock::duration>(timeout_ / 10, std::chrono::milliseconds(1));
     beater_ = std::thread([this, period] {
@@ -89,6 +97,10 @@ class monitor {
   /// Stops the heartbeat (the window is left to MPI: freeing it is
   /// collective over the original group).
   void stop() {
+    if (probe_installed_) {
+      watchdog::instance().clear_probe();
+      probe_installed_ = false;
+    }
     if (beater_.joinable()) {
       running_.store(false);
       beater_.join();
@@ -97,7 +109,11 @@ class monitor {
 
   [[nodiscard]] bool started() const noexcept { return base_ != nullptr; }
   [[nodiscard]] clock::duration heartbeat_timeout() const noexcept { return timeout_; }
-  void set_heartbeat_timeout(clock::duration t) noexcept { timeout_ = t; }
+  void set_heartbeat_timeout(clock::duration t) {
+    timeout_ = t;
+    std::lock_guard lock(probe_mutex_);
+    probe_timeout_ = t;
+  }
 
   /// Whether m is known dead or its heartbeat has stalled past the timeout.
   /// Reads m's heartbeat at most a few times per timeout.
@@ -217,6 +233,54 @@ class monitor {
       }
       pause.pause();
     }
+  }
+
+  // Shared windows: every member's heartbeat is plain shared memory, so the
+  // watchdog thread can read it without MPI while the main thread is stuck
+  // in an MPI call that waits for a dead member.
+  void install_probe(member_id rank) {
+    peer_beats_.assign(size_, nullptr);
+    for (member_id m = 0; m < size_; ++m) {
+      MPI_Aint bytes = 0;
+      int unit = 0;
+      void* at = nullptr;
+      if (MPI_Win_shared_query(win_, static_cast<int>(m), &bytes, &unit, &at) != MPI_SUCCESS) return;
+      peer_beats_[m] = static_cast<std::uint64_t*>(at);
+    }
+    std::vector<member_id> all;
+    for (member_id m = 0; m < size_; ++m) all.push_back(m);
+    watch_members(all);
+    probe_seen_.assign(size_, ~std::uint64_t{0});
+    probe_changed_.assign(size_, clock::now());
+    watchdog::instance().set_probe([this] { return stale_member(); }, static_cast<long>(rank));
+    probe_installed_ = true;
+  }
+  void watch_members(const std::vector<member_id>& live) {
+    std::lock_guard lock(probe_mutex_);
+    watched_.clear();
+    for (member_id m : live)
+      if (m != rank_) watched_.push_back(m);
+  }
+  // Runs on the watchdog thread (under its lock): the first watched member
+  // whose heartbeat has not moved for the heartbeat timeout.
+  std::string stale_member() {
+    std::lock_guard lock(probe_mutex_);
+    const auto now = clock::now();
+    for (member_id m : watched_) {
+      if (m >= peer_beats_.size() || peer_beats_[m] == nullptr) continue;
+      const std::uint64_t beat =
+          std::atomic_ref<std::uint64_t>(*peer_beats_[m]).load(std::memory_order_acquire);
+      if (beat != probe_seen_[m]) {
+        probe_seen_[m] = beat;
+        probe_changed_[m] = now;
+        continue;
+      }
+      const auto silent = now - probe_changed_[m];
+      if (silent > probe_timeout_)
+        return "member " + std::to_string(m) + " has failed (heartbeat silent for " +
+               std::to_string(std::chrono::duration<double>(silent).count()) + " s)";
+    }
+    return {};
   }
 
   struct record {
@@ -354,6 +418,7 @@ class monitor {
             if (!dead[m]) v.live.push_back(m);
           for (member_id m = 0; m < size_; ++m)
             if (dead[m]) dead_[m] = 1;
+          watch_members(v.live);
           return v;
         }
         if (clock::now() > deadline)
@@ -377,6 +442,13 @@ class monitor {
   std::vector<std::uint64_t> last_beat_;
   std::vector<clock::time_point> last_change_;
   std::vector<clock::time_point> last_check_;
+  std::vector<std::uint64_t*> peer_beats_;  // shared windows: each member's heartbeat word
+  std::mutex probe_mutex_;                  // guards watched_ and the probe's own records
+  std::vector<member_id> watched_;
+  std::vector<std::uint64_t> probe_seen_;
+  std::vector<clock::time_point> probe_changed_;
+  clock::duration probe_timeout_ = std::chrono::seconds(1);
+  bool probe_installed_ = false;
   std::uint64_t answered_ = 0;  // alarms up to this epoch were answered
   std::uint64_t seq_ = 0;
   std::uint64_t decided_ = 0;

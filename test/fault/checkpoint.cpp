@@ -620,3 +620,69 @@ TEST_CASE("remove_temporaries deletes only this checkpoint's temporary files") {
   REQUIRE(relative.load().clock == 4);
   fs::current_path(cwd);
 }
+
+namespace {
+// A header whose checksum is right and whose sizes say what the caller wants.
+std::string header_claiming(std::uint32_t vectors, std::uint64_t file_size, std::uint64_t user_bytes) {
+  std::array<std::byte, 56> h{};
+  const std::string_view magic("DMLCKPT\0", 8);
+  for (std::size_t i = 0; i < 8; ++i) h[i] = static_cast<std::byte>(magic[i]);
+  dml::fault::detail::store_le(h.data() + 8, std::uint32_t{1});
+  dml::fault::detail::store_le(h.data() + 12, vectors);
+  dml::fault::detail::store_le(h.data() + 16, file_size);
+  dml::fault::detail::store_le(h.data() + 40, user_bytes);
+  dml::fault::detail::store_le(h.data() + 48, dml::fault::detail::crc32_of(std::span(h).first(48)));
+  std::string s;
+  for (std::byte b : h) s.push_back(static_cast<char>(b));
+  return s;
+}
+}  // namespace
+
+// Issue #15: a sparse 1 TiB file with a valid header made load() allocate
+// the whole file (std::bad_alloc); it is refused from its size alone.
+TEST_CASE("a huge sparse checkpoint whose header lies is a data_error and not bad_alloc") {
+  dml_test::temp_dir dir;
+  const std::string path = dir.path("huge.ckpt");
+  constexpr std::uint64_t tib = std::uint64_t{1} << 40;
+  std::vector<float> v(100, -7.0f);
+  for (const std::uint32_t vectors : {1u, 0xffffffffu}) {
+    INFO(vectors << " vectors claimed");
+    write_bytes(path, header_claiming(vectors, tib, tib - 56 - 24 - 4 - 400));
+    std::error_code ec;
+    fs::resize_file(path, tib, ec);
+    if (ec) {
+      WARN("skipped: this file system cannot hold a sparse 1 TiB file: " << ec.message());
+      return;
+    }
+    const std::string reason = load_failure(checkpoint(path), v);
+    REQUIRE_THAT(reason, contains("the file has 1099511627776 bytes, more than the "));
+    REQUIRE_THAT(reason, contains("a checkpoint of 1 vector of 400 bytes with at most max_user_bytes() = "));
+  }
+  REQUIRE(std::all_of(v.begin(), v.end(), [](float x) { return x == -7.0f; }));
+  fs::remove(path);
+
+  // Within the limit, every declared size is still checked against the real
+  // size: a small file claiming many vectors or many user bytes is refused.
+  const std::string small = header_claiming(0xffffffffu, 56 + 4, 0) + std::string(4, '\0');
+  write_bytes(path, small);
+  REQUIRE_THAT(load_failure(checkpoint(path), v), contains("too few for 4294967295 vectors"));
+  std::string lying_user = header_claiming(1, 56 + 24 + 4, tib) + std::string(24, '\0');
+  std::array<std::byte, 4> crc{};
+  dml::fault::detail::store_le(crc.data(), dml::fault::detail::crc32_of(bytes_of(lying_user)));
+  for (std::byte b : crc) lying_user.push_back(static_cast<char>(b));
+  write_bytes(path, lying_user);
+  REQUIRE_THAT(load_failure(checkpoint(path), v),
+               contains("corrupted: the sizes in the header and vector table exceed the file size 84"));
+}
+
+TEST_CASE("max_user_bytes bounds what load() accepts") {
+  dml_test::temp_dir dir;
+  checkpoint ck(dir.path("user.ckpt"));
+  REQUIRE(ck.max_user_bytes() == checkpoint::default_max_user_bytes);
+  std::vector<double> v{1.5, 2.5};
+  ck.save({.clock = 1, .epoch = 0, .user = std::vector<std::byte>(1000, std::byte{7})}, v);
+  ck.max_user_bytes(999);
+  REQUIRE_THAT(load_failure(ck, v), contains("more than the 1099 a checkpoint of 1 vector of 16 bytes"));
+  ck.max_user_bytes(1000);
+  REQUIRE(ck.load(v).user.size() == 1000);
+}

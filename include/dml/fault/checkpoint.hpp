@@ -433,8 +433,12 @@ inline std::size_t read_some(const std::string& path, int fd, std::span<std::byt
 
 /// The whole file; data_error when it cannot be opened or read. The header
 /// is checked first, so a file that is not a checkpoint (or has a damaged
-/// header) is refused before the rest is read into memory.
-inline std::vector<std::byte> read_file(const std::string& path) {
+/// header) is refused before the rest is read into memory, and so is a file
+/// larger than `limit` bytes (the most a checkpoint of the caller's vectors
+/// can be): nothing is allocated from a size the file declares, only from
+/// its real size once that is known to be plausible.
+inline std::vector<std::byte> read_file(const std::string& path, std::uint64_t limit,
+                                        const std::string& limit_reason) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw data_error(path, 0, "cannot open the checkpoint: " + system_message(errno));
   struct closer {
@@ -449,6 +453,10 @@ inline std::vector<std::byte> read_file(const std::string& path) {
   std::array<std::byte, header_size> first{};
   const std::size_t got = read_some(path, fd, first);
   (void)check_header(path, std::span(first).first(got), size);
+  if (size > limit)
+    throw data_error(path, 0,
+                     "the file has " + std::to_string(size) + " bytes, more than the " +
+                         std::to_string(limit) + " a checkpoint of " + limit_reason + " can have");
   std::vector<std::byte> bytes(static_cast<std::size_t>(size) + 1);  // + 1: notices a file that grew
   std::copy(first.begin(), first.end(), bytes.begin());
   const std::size_t rest = read_some(path, fd, std::span(bytes).subspan(header_size));
@@ -611,6 +619,9 @@ concept checkpoint_vector = (detail::vector_shape<std::remove_reference_t<V>> &&
 /// vector's element type and length before it writes into any of the
 /// caller's vectors: a failed load leaves them untouched. Every problem is a
 /// `dml::data_error` with the path and a reason that says what is wrong.
+/// Memory: the whole file, and a file larger than the caller's vectors plus
+/// max_user_bytes() (and the fixed parts) is refused before it is read, so
+/// sizes written in a hostile file never decide an allocation.
 ///
 /// A `dml::dist_vector`'s clock() is recorded in the file and returned by
 /// load() in `state::vector_clocks`, but it is not restored: a vector's
@@ -643,6 +654,16 @@ class checkpoint {
   explicit checkpoint(std::string path) : path_(std::move(path)) {
     if (path_.empty()) throw config_error("dml::fault::checkpoint: the path is empty");
   }
+
+  /// load() refuses a file with more user bytes than this (default
+  /// 256 MiB), so that a file whose header lies cannot make it allocate
+  /// more than the caller's vectors plus this much.
+  static constexpr std::size_t default_max_user_bytes = std::size_t{256} << 20;
+
+  /// The most user bytes (`state::user`) load() accepts.
+  [[nodiscard]] std::size_t max_user_bytes() const noexcept { return max_user_bytes_; }
+  /// Sets the most user bytes load() accepts (save() is not limited).
+  void max_user_bytes(std::size_t bytes) noexcept { max_user_bytes_ = bytes; }
 
   /// The file this checkpoint is stored in.
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
@@ -771,9 +792,20 @@ class checkpoint {
 
   template <class... Vs>
   state load_checked(Vs&... vectors) const {
-    const std::vector<std::byte> file = detail::read_file(path_);
-    const detail::parsed p = detail::parse(path_, file);
     constexpr std::size_t n = sizeof...(Vs);
+    // The largest file these vectors can come from: the reader allocates the
+    // whole file, so a file whose header lies about its size (a sparse 1 TiB
+    // file, say) is refused before anything that large is allocated.
+    std::uint64_t data_bytes = 0;
+    ((data_bytes += detail::elements_of(vectors).size_bytes()), ...);
+    const std::uint64_t fixed = detail::header_size + n * detail::entry_size + detail::trailer_size;
+    const std::uint64_t most = std::numeric_limits<std::uint64_t>::max() - fixed - data_bytes;
+    const std::uint64_t limit = fixed + data_bytes + std::min<std::uint64_t>(max_user_bytes_, most);
+    const std::vector<std::byte> file = detail::read_file(
+        path_, limit,
+        detail::plural(n, "vector") + " of " + std::to_string(data_bytes) +
+            " bytes with at most max_user_bytes() = " + std::to_string(max_user_bytes_) + " user bytes");
+    const detail::parsed p = detail::parse(path_, file);
     if (p.table.size() != n)
       throw data_error(path_, 0,
                        "the checkpoint holds " + detail::plural(p.table.size(), "vector") +
@@ -799,6 +831,7 @@ class checkpoint {
   }
 
   std::string path_;
+  std::size_t max_user_bytes_ = default_max_user_bytes;
 };
 
 }  // namespace fault

@@ -126,3 +126,58 @@ TEST_CASE("a cut-off gzip stream and a missing IDX file are data_errors") {
   REQUIRE_THAT(reason_of(dir.write("cut.gz", whole.substr(0, whole.size() / 2))), dml_test::contains("gzip"));
   REQUIRE_THAT(reason_of(dir.path("missing.idx")), dml_test::contains("cannot open the file"));
 }
+
+// Issue #15: the header is checked from the first inflated bytes, before the
+// rest is inflated; declared sizes that the file cannot hold are refused at once.
+TEST_CASE("an IDX header is checked before the rest of a gzip file is inflated") {
+  dml_test::temp_dir dir;
+  // Bad magic, then a stream that breaks later: the magic is what is reported
+  // (the whole stream used to be inflated, and its corruption reported, first).
+  bytes junk = header(8, {1 << 20});
+  junk[0] = 0x42;
+  junk.resize(junk.size() + (1 << 20), 0);
+  const auto path = write_gzip(dir.path("bad-magic.gz"), junk);
+  std::ifstream in(path, std::ios::binary);
+  std::string whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (std::size_t i = whole.size() / 2; i < whole.size() - 8; ++i) whole[i] = static_cast<char>(0xff);
+  REQUIRE_THAT(reason_of(dir.write("bad-magic-corrupt.gz", whole)), dml_test::contains("bad magic"));
+  bytes bad_type = header(0x0d, {1 << 20});
+  bad_type.resize(bad_type.size() + (1 << 20), 0);
+  REQUIRE_THAT(reason_of(write_gzip(dir.path("type.gz"), bad_type)), dml_test::contains("type code 13"));
+}
+
+TEST_CASE("IDX dimensions that the file cannot hold are refused before any allocation") {
+  dml_test::temp_dir dir;
+  bytes lie = header(8, {65536, 65536});  // 4 GiB announced
+  lie.resize(lie.size() + 100, 1);
+  const auto packed = write_gzip(dir.path("lie.gz"), lie);
+  REQUIRE_THAT(reason_of(packed),
+               dml_test::contains("truncated: 4294967296 values announced, but a gzip file of "));
+  REQUIRE_THAT(reason_of(packed), dml_test::contains(" bytes inflates to at most "));
+  REQUIRE_THAT(reason_of(dir.write("lie.idx", text(lie))),
+               dml_test::contains("truncated: 4294967296 values announced, 100 present"));
+  // 2^32-1 cubed and more: the product is refused before it could overflow.
+  REQUIRE_THAT(reason_of(dir.write("huge.idx", text(header(8, {0xffffffffu, 0xffffffffu, 0xffffffffu, 2})))),
+               dml_test::contains("dimensions too large"));
+  // Announced sizes a gzip file can hold but does not: memory follows the data.
+  bytes short_data = header(8, {1 << 24});
+  std::uint32_t state = 12345;  // incompressible bytes: the gzip file can hold 16 MiB
+  for (int i = 0; i < 20000; ++i)
+    short_data.push_back(static_cast<std::uint8_t>((state = state * 1103515245u + 12345u) >> 24));
+  REQUIRE_THAT(reason_of(write_gzip(dir.path("short.gz"), short_data)),
+               dml_test::contains("truncated: 16777216 values announced, 20000 present"));
+}
+
+TEST_CASE("a large honest gzip IDX file reads whole, trailing data after it is counted") {
+  dml_test::temp_dir dir;
+  bytes big = header(8, {3 << 20});  // more than the first 1 MiB block
+  for (std::size_t i = 0; i < (3u << 20); ++i) big.push_back(static_cast<std::uint8_t>(i % 251));
+  const auto a = dml::data::read_idx(write_gzip(dir.path("big.gz"), big));
+  REQUIRE(a.values.size() == (3u << 20));
+  REQUIRE(a.values.capacity() == (3u << 20));  // no slack beyond what was announced
+  REQUIRE(a.values[(3u << 20) - 1] == static_cast<std::uint8_t>(((3u << 20) - 1) % 251));
+  big.resize(big.size() + 70000, 0);
+  REQUIRE_THAT(reason_of(write_gzip(dir.path("trailing.gz"), big)),
+               dml_test::contains("trailing data: 3145728 values announced, 3215728 present"));
+  REQUIRE_THAT(reason_of(dir.path("")), dml_test::contains("not a regular file"));
+}

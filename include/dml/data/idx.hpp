@@ -149,23 +149,21 @@ class maybe_gzip_reader {
          std::to_string(in.file_size()) + " bytes inflates to at most " + std::to_string(most));
   // Grow geometrically as the values arrive, never past what was announced.
   const auto total = static_cast<std::size_t>(count);
-  std::size_t have = 0;
-  out.values.reserve(std::min<std::size_t>(total, std::size_t{1} << 20));
-  while (have < total) {
-    if (out.values.size() == out.values.capacity())
-      out.values.reserve(std::min(total, std::max<std::size_t>(2 * out.values.capacity(), 1)));
-    out.values.resize(std::min(total, std::max(out.values.capacity(), have + 1)));
-    const std::size_t n = in.read(out.values.data() + have, out.values.size() - have);
-    have += n;
-    if (have < out.values.size()) {
+  std::uint8_t block[1 << 16];
+  while (out.values.size() < total) {
+    const std::size_t n = in.read(block, std::min(sizeof block, total - out.values.size()));
+    if (n == 0) {
       in.check_stream();
-      fail("truncated: " + std::to_string(count) + " values announced, " + std::to_string(have) + " present");
+      fail("truncated: " + std::to_string(count) + " values announced, " + std::to_string(out.values.size()) +
+           " present");
     }
+    if (out.values.size() + n > out.values.capacity())
+      out.values.reserve(std::min(total, std::max(2 * out.values.capacity(), out.values.size() + n)));
+    out.values.insert(out.values.end(), block, block + n);
   }
   // Anything after the values: count it without keeping it.
   std::uint64_t extra = 0;
-  std::uint8_t scratch[1 << 16];
-  for (std::size_t n; (n = in.read(scratch, sizeof scratch)) > 0;) extra += n;
+  for (std::size_t n; (n = in.read(block, sizeof block)) > 0;) extra += n;
   in.check_stream();
   if (extra > 0)
     fail("trailing data: " + std::to_string(count) + " values announced, " + std::to_string(count + extra) +

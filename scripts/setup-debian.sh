@@ -16,6 +16,7 @@ packages=(
   catch2
   dataset-fashion-mnist
   zlib1g-dev
+  clang libclang-rt-14-dev  # scripts/fuzz.sh, ctest 'fuzz: libFuzzer': libFuzzer and the sanitizers' runtimes
 )
 # --bench: also the peers bench/run measures dml against (Gloo, PyTorch for
 # DDP, liblinear) and matplotlib for its plots.

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -42,7 +43,23 @@ struct settings {
   std::string transport = "inproc", topology = "all", consistency = "bsp";
   std::string data, test, csv;  // empty data/test: Fashion-MNIST
   bool ranks_given = false;     // --ranks was on the command line
+  /// --kill-after R@SECONDS: in-process member R dies that long after the
+  /// trainer started (at its next transport operation).
+  std::vector<std::pair<std::size_t, double>> kill_after;
 };
+
+/// When the trainer started (the clock of --kill-after).
+inline const std::chrono::steady_clock::time_point program_start = std::chrono::steady_clock::now();
+
+/// The planned in-process kills of s as times, for the launcher.
+inline std::vector<std::pair<std::size_t, std::chrono::steady_clock::time_point>> planned_kills(
+    const settings& s) {
+  std::vector<std::pair<std::size_t, std::chrono::steady_clock::time_point>> out;
+  for (const auto& [member, seconds] : s.kill_after)
+    out.emplace_back(member, program_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                 std::chrono::duration<double>(seconds)));
+  return out;
+}
 
 /// A whole number >= min, or for floating types a finite number > 0.
 template <class Number>
@@ -124,6 +141,14 @@ inline settings parse(int argc, char** argv, settings s, const extra_options& ex
     } else if (arg == "--consistency") {
       need_value();
       s.consistency = parse_choice(arg, value, {"bsp", "asp", "ssp", "notify_ack"});
+    } else if (arg == "--kill-after") {
+      need_value();
+      const auto at = value.find('@');
+      if (at == std::string_view::npos)
+        throw usage_error("--kill-after needs MEMBER@SECONDS (e.g. 3@1.5), got '" + std::string(value) + "'");
+      const auto member = parse_number<std::size_t>("--kill-after's member", value.substr(0, at), 0);
+      const auto seconds = parse_number<double>("--kill-after's seconds", value.substr(at + 1));
+      s.kill_after.emplace_back(member, seconds);
     } else if (arg == "--data" || arg == "--test" || arg == "--csv") {
       need_value();
       if (value.empty()) throw usage_error(std::string(arg) + " needs a file name");
@@ -138,6 +163,13 @@ inline settings parse(int argc, char** argv, settings s, const extra_options& ex
   if (s.ranks > 256)
     throw usage_error("--ranks " + std::to_string(s.ranks) + " is too many (at most 256 threads)");
   if (s.data.empty() != s.test.empty()) throw usage_error("--data and --test go together");
+  if (!s.kill_after.empty() && s.transport != "inproc")
+    throw usage_error("--kill-after is for in-process ranks; under MPI kill a process from outside "
+                      "(scripts/kill-driver.py does both)");
+  for (const auto& k : s.kill_after)
+    if (k.first >= s.ranks)
+      throw usage_error("--kill-after " + std::to_string(k.first) + "@...: there are only " +
+                        std::to_string(s.ranks) + " ranks");
   if (s.transport != "inproc" && s.ranks_given)
     throw usage_error("--ranks is for --transport inproc; with " + s.transport +
                       " every MPI process is one rank (mpiexec -n N)");
@@ -219,6 +251,34 @@ struct row {
   double seconds = 0, loss = 0, quality = 0, bytes = 0, full_share = 0;
 };
 
+/// Whether this member evaluates and prints: the lowest-ranked live one, so
+/// that a run whose member 0 failed still reports.
+template <class Comm>
+[[nodiscard]] bool reports(const Comm& comm) {
+  const auto view = comm.view();
+  return !view.live.empty() && comm.rank() == view.live.front();
+}
+
+/// Prints one line for each view change `comm` took part in since the last
+/// call (`printed` counts them): who failed, the new group size, and how
+/// long detection and recovery took.
+template <class Comm>
+void print_view_changes(const Comm& comm, std::size_t& printed) {
+  if constexpr (requires { comm.view_changes(); }) {
+    const auto& changes = comm.view_changes();
+    for (; printed < changes.size(); ++printed) {
+      const auto& c = changes[printed];
+      std::string removed;
+      for (auto m : c.removed) removed += (removed.empty() ? "" : ", ") + std::to_string(m);
+      std::printf("view %llu: member%s %s failed; %zu members go on (detected after %.2f s, recovered after "
+                  "%.2f s)\n",
+                  static_cast<unsigned long long>(c.epoch), c.removed.size() == 1 ? "" : "s", removed.c_str(),
+                  c.live.size(), c.detection_seconds, c.recovery_seconds);
+      std::fflush(stdout);
+    }
+  }
+}
+
 /// Prints progress lines and writes the CSV rows.
 class progress {
  public:
@@ -253,6 +313,19 @@ class progress {
   row last_;
 };
 
+/// Prints the 'final:' line from the member that holds the report (under
+/// MPI one process does; the others print nothing). In-process, a run in
+/// which no member finished every epoch is an error, not a quiet exit 0.
+inline void finish(const launcher& launch, const settings& s, const row& r, const char* quality_name) {
+  if (r.epoch == s.epochs) {
+    std::printf("final: %s=%.4f loss=%.5f seconds=%.3f bytes=%.0f epochs=%zu\n", quality_name, r.quality, r.loss,
+                r.seconds, r.bytes, s.epochs);
+    std::fflush(stdout);
+  } else if (launch.in_process()) {
+    throw std::runtime_error("the run did not complete: no member finished epoch " + std::to_string(s.epochs));
+  }
+}
+
 /// The shared part of the help text.
 inline constexpr const char* common_help =
     R"(  --transport NAME       inproc (threads, default) | mpi_rma | mpi (one rank per
@@ -266,6 +339,8 @@ inline constexpr const char* common_help =
   --seed N               shuffle / initialization seed, default 1
   --limit N              use only the first N training samples
   --csv FILE             also write the per-epoch rows to FILE
+  --kill-after R@S       fault injection (in-process): member R dies S seconds
+                         after the trainer started; repeatable
 )";
 
 }  // namespace trainer

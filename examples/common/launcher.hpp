@@ -14,12 +14,14 @@
 #include <mpi.h>
 #endif
 
+#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace trainer {
 
@@ -39,7 +41,10 @@ class launcher {
 
   /// transport: inproc, mpi_rma or mpi. Under MPI, sets `ranks` to the
   /// number of processes.
-  launcher(const std::string& transport, std::size_t& ranks, int& argc, char**& argv) {
+  /// `kills`: in-process members that die at the given times (--kill-after).
+  launcher(const std::string& transport, std::size_t& ranks, int& argc, char**& argv,
+           const std::vector<std::pair<std::size_t, std::chrono::steady_clock::time_point>>& kills = {}) {
+    for (const auto& [member, at] : kills) inproc_options_.kill_at.emplace_back(member, at);
 #if DML_EXAMPLES_MPI
     if (transport == "mpi_rma") ranks = rma_.emplace(argc, argv).size();
     if (transport == "mpi") ranks = two_sided_.emplace(argc, argv).size();
@@ -86,10 +91,22 @@ class launcher {
 
   /// Settings of the in-process group (failure policy, wait limit, fault
   /// and straggler injection); the MPI transports do not use them.
-  void set_inproc_options(dml::comm::inproc::options o) { inproc_options_ = std::move(o); }
+  void set_inproc_options(dml::comm::inproc::options o) {
+    for (const auto& k : inproc_options_.kill_at) o.kill_at.push_back(k);  // --kill-after
+    inproc_options_ = std::move(o);
+  }
 
-  /// Whether this process prints progress and results: always in-process,
-  /// and on rank 0 under MPI.
+  /// Whether the ranks are threads of this process.
+  [[nodiscard]] bool in_process() const noexcept {
+#if DML_EXAMPLES_MPI
+    return !rma_ && !two_sided_;
+#else
+    return true;
+#endif
+  }
+
+  /// Whether this process prints the header: always in-process, and on
+  /// rank 0 under MPI (results come from trainer::reports()).
   [[nodiscard]] bool leader() const noexcept { return rank_ == 0; }
 
   /// Calls body(comm) on every rank with the rank's transport context, so

@@ -34,6 +34,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,7 @@ trainer::row train(trainer::launcher& launch, const settings& s, std::size_t bat
     // bsp over all, average -- an exact mean over ranks, once per epoch).
     auto v = dml::make_vector<float>(comm, dim, Topology{}, Consistency{}, dml::gather::average{});
     auto mean = dml::make_vector<double>(comm, dim + 2);
+    std::size_t changes_printed = 0;
     std::vector<float> storage(dim, 0.0f);
     model w(storage.data(), train.x.cols() + 1, classes);
     const std::size_t steps = n / ranks / s.cb_size;  // the same on every rank
@@ -126,7 +128,8 @@ trainer::row train(trainer::launcher& launch, const settings& s, std::size_t bat
       mean.scatter();
       mean.gather();
       seconds += std::chrono::duration<double>(clock::now() - start).count();
-      if (rank == 0) {
+      if (trainer::reports(comm)) {  // member 0, or the lowest survivor once it failed
+        trainer::print_view_changes(comm, changes_printed);
         const Eigen::VectorXd means = mean.eigen().head(d);
         const Eigen::VectorXf avg = means.cast<float>();
         const const_model m(avg.data(), train.x.cols() + 1, classes);
@@ -211,7 +214,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    trainer::launcher launch(s.transport, s.ranks, argc, argv);  // starts MPI for --transport mpi_rma / mpi
+    // starts MPI for --transport mpi_rma / mpi
+    trainer::launcher launch(s.transport, s.ranks, argc, argv, trainer::planned_kills(s));
     if (allreduce) launch.require_mpi_for("--baseline mpi_allreduce");
     const auto [train_set, test_set] = trainer::load(s);
     for (const auto* d : {&train_set, &test_set})
@@ -233,9 +237,7 @@ int main(int argc, char** argv) {
       return train<decltype(topology), decltype(consistency)>(launch, s, batch, allreduce, train_set,
                                                               test_set, out);
     });
-    if (launch.leader())
-      std::printf("final: accuracy=%.4f loss=%.5f seconds=%.3f bytes=%.0f epochs=%zu\n", r.quality, r.loss,
-                  r.seconds, r.bytes, s.epochs);
+    trainer::finish(launch, s, r, "accuracy");
   } catch (const trainer::usage_error& e) {
     std::fprintf(stderr, "dml-logreg: %s (see --help)\n", e.what());
     return 2;

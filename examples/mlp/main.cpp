@@ -126,6 +126,7 @@ trainer::row train(trainer::launcher& launch, const settings& s, std::size_t ave
     std::array params{make(model[0]), make(model[1])};
     const std::size_t total = model[0].size() + model[1].size();
     auto mean = dml::make_vector<double>(comm, total + 2);
+    std::size_t changes_printed = 0;  // view-change lines printed
     const std::size_t steps = n / ranks / s.cb_size;
     double seconds = 0;
     std::size_t step = 0;
@@ -145,7 +146,8 @@ trainer::row train(trainer::launcher& launch, const settings& s, std::size_t ave
       mean.scatter();
       mean.gather();
       seconds += std::chrono::duration<double>(clock::now() - start).count();
-      if (rank == 0) {
+      if (trainer::reports(comm)) {  // member 0, or the lowest survivor once it failed
+        trainer::print_view_changes(comm, changes_printed);
         net avg = model;
         at = 0;
         for (auto& l : avg)
@@ -229,7 +231,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    trainer::launcher launch(s.transport, s.ranks, argc, argv);  // starts MPI for --transport mpi_rma / mpi
+    // starts MPI for --transport mpi_rma / mpi
+    trainer::launcher launch(s.transport, s.ranks, argc, argv, trainer::planned_kills(s));
     const auto [train_set, test_set] = trainer::load(s);
     if (static_cast<std::size_t>(train_set.x.rows()) / s.ranks < s.cb_size)
       throw trainer::usage_error(std::to_string(train_set.x.rows()) + " training samples are too few for " +
@@ -247,9 +250,7 @@ int main(int argc, char** argv) {
       return train<decltype(topology), decltype(consistency)>(launch, s, average_every, train_set, test_set,
                                                               out);
     });
-    if (launch.leader())
-      std::printf("final: accuracy=%.4f loss=%.5f seconds=%.3f bytes=%.0f epochs=%zu\n", r.quality, r.loss,
-                  r.seconds, r.bytes, s.epochs);
+    trainer::finish(launch, s, r, "accuracy");
   } catch (const trainer::usage_error& e) {
     std::fprintf(stderr, "dml-mlp: %s (see --help)\n", e.what());
     return 2;

@@ -107,6 +107,7 @@ trainer::row train(trainer::launcher& launch, const settings& s, const svm_optio
     auto v = dml::make_vector<float>(comm, d + 1, Topology{}, Consistency{},
                                      average_and_rescale{1.0f / std::sqrt(o.lambda)});
     auto mean = dml::make_vector<double>(comm, d + 3);
+    std::size_t changes_printed = 0;  // view-change lines printed
     Eigen::VectorXf w = Eigen::VectorXf::Zero(static_cast<Eigen::Index>(d + 1));  // bias last
     const std::size_t steps = n / ranks / s.cb_size;
     double t = 0, seconds = 0;
@@ -119,7 +120,8 @@ trainer::row train(trainer::launcher& launch, const settings& s, const svm_optio
       mean.scatter();
       mean.gather();
       seconds += std::chrono::duration<double>(clock::now() - start).count();
-      if (rank == 0) {
+      if (trainer::reports(comm)) {  // member 0, or the lowest survivor once it failed
+        trainer::print_view_changes(comm, changes_printed);
         const Eigen::VectorXd means = mean.eigen().head(m);
         const Eigen::VectorXf avg = means.cast<float>();
         last = {epoch,
@@ -216,7 +218,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    trainer::launcher launch(s.transport, s.ranks, argc, argv);  // starts MPI for --transport mpi_rma / mpi
+    // starts MPI for --transport mpi_rma / mpi
+    trainer::launcher launch(s.transport, s.ranks, argc, argv, trainer::planned_kills(s));
     if (o.allreduce) launch.require_mpi_for("--baseline mpi_allreduce");
     const auto [train_set, test_set] = trainer::load(s);
     const task train = binary(train_set, o.positive, o.negative),
@@ -238,9 +241,7 @@ int main(int argc, char** argv) {
     const trainer::row r = trainer::with_policies(s, [&](auto topology, auto consistency) {
       return ::train<decltype(topology), decltype(consistency)>(launch, s, o, train, test, out);
     });
-    if (launch.leader())
-      std::printf("final: accuracy=%.4f loss=%.5f seconds=%.3f bytes=%.0f epochs=%zu\n", r.quality, r.loss,
-                  r.seconds, r.bytes, s.epochs);
+    trainer::finish(launch, s, r, "accuracy");
   } catch (const trainer::usage_error& e) {
     std::fprintf(stderr, "dml-svm-sgd: %s (see --help)\n", e.what());
     return 2;

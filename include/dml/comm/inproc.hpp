@@ -10,6 +10,7 @@
 #include <dml/fault/membership.hpp>
 #include <dml/fwd.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -42,6 +43,11 @@ struct options {
   /// Straggler injection: these members sleep the given time before every
   /// transport operation.
   std::vector<std::pair<member_id, std::chrono::microseconds>> slow_members{};
+  /// Fault injection: member m stops, as if its process had died, at its
+  /// first transport operation or wait at or after the given time (a thread
+  /// cannot be stopped from outside at an arbitrary instruction). The kill
+  /// drivers use it to kill at a random moment of a run.
+  std::vector<std::pair<member_id, std::chrono::steady_clock::time_point>> kill_at{};
   /// Seed of the per-rank random delay generators.
   std::uint64_t seed = 0x5eed;
   /// What vectors do when a member fails: rebuild over the survivors and go
@@ -271,6 +277,8 @@ class context {
       : world_(std::move(w)), rank_(rank), rng_(world_->opts.seed + 0x9e3779b97f4a7c15ULL * (rank + 1)) {
     for (auto& [m, d] : world_->opts.slow_members)
       if (m == rank_) slow_ += d;
+    for (auto& [m, t] : world_->opts.kill_at)
+      if (m == rank_) kill_at_ = std::min(kill_at_, t);
     for (member_id m = 0; m < world_->size; ++m) view_.live.push_back(m);
   }
   context(const context&) = delete;
@@ -400,7 +408,7 @@ class context {
 
   /// Called before every transport operation: applies kills and delays.
   void before_operation() {
-    if (world_->killed[rank_].load(std::memory_order_acquire)) stop();
+    if (kill_due()) stop();
     auto d = slow_;
     if (const auto max = world_->opts.max_random_delay.count(); max > 0)
       d += std::chrono::microseconds(std::uniform_int_distribution<long long>(0, max)(rng_));
@@ -415,7 +423,7 @@ class context {
 
   /// Called from wait loops: a member asked to stop stops here too.
   void poll() {
-    if (world_->killed[rank_].load(std::memory_order_acquire)) stop();
+    if (kill_due()) stop();
   }
 
   /// Throws `dml::peer_failure` if member m has failed; for wait loops.
@@ -483,7 +491,7 @@ class context {
                            std::to_string(*returned) +
                            ", which returned from its function without entering it");
       }
-      if (w.killed[rank_].load(std::memory_order_acquire)) {
+      if (kill_due()) {
         w.arrived[rank_] = false;
         lock.unlock();
         stop();
@@ -503,6 +511,14 @@ class context {
   member_id rank_;
   std::mt19937_64 rng_;
   std::chrono::microseconds slow_{0};
+  std::chrono::steady_clock::time_point kill_at_ = std::chrono::steady_clock::time_point::max();
+
+  // kill() was called for this member, or its planned kill time has come.
+  [[nodiscard]] bool kill_due() const {
+    return world_->killed[rank_].load(std::memory_order_acquire) ||
+           (kill_at_ != std::chrono::steady_clock::time_point::max() &&
+            std::chrono::steady_clock::now() >= kill_at_);
+  }
   std::size_t segments_created_ = 0;
   membership_view view_;
   bool rebuild_due_ = false;  // the vectors are not all rebuilt for view_ yet

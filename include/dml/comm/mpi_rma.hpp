@@ -254,8 +254,22 @@ class mpi_rma {
   void attach(MPI_Comm comm) {
     namespace impl = detail::mpi_impl;
     if (comm == MPI_COMM_NULL) throw config_error(std::string(who) + ": the communicator is MPI_COMM_NULL");
+    std::chrono::milliseconds heartbeat{1000};
+    if (const char* p = std::getenv("DML_HEARTBEAT_TIMEOUT_MS")) {
+      char* end = nullptr;
+      const long ms = std::strtol(p, &end, 10);
+      if (end == p || *end != '\0' || ms < 10 || ms > 3'600'000)
+        throw config_error(std::string(who) + ": DML_HEARTBEAT_TIMEOUT_MS is '" + p +
+                           "'; give milliseconds between 10 and 3600000");
+      heartbeat = std::chrono::milliseconds(ms);
+    }
+    // Until the fault monitor runs there are no heartbeats, so the start-up
+    // collectives (all members arrive within moments of each other, right
+    // after MPI_Init) are bounded by time alone.
+    const auto startup_limit = std::min<std::chrono::steady_clock::duration>(
+        wait_limit_, std::max<std::chrono::steady_clock::duration>(4 * heartbeat, std::chrono::seconds(10)));
     {
-      impl::watchdog::scope guard(who, "MPI_Comm_dup (start-up)", wait_limit_);
+      impl::watchdog::scope guard(who, "MPI_Comm_dup (start-up)", startup_limit);
       impl::check(MPI_Comm_dup(comm, &comm_), who, "MPI_Comm_dup");
     }
     world_ = comm_;
@@ -269,7 +283,7 @@ class mpi_rma {
     // One node: do all members share memory?
     MPI_Comm node = MPI_COMM_NULL;
     {
-      impl::watchdog::scope guard(who, "MPI_Comm_split_type (start-up)", wait_limit_);
+      impl::watchdog::scope guard(who, "MPI_Comm_split_type (start-up)", startup_limit);
       impl::check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), who,
                   "MPI_Comm_split_type");
     }
@@ -291,16 +305,7 @@ class mpi_rma {
         throw config_error(std::string(who) + ": DML_FAILURE_POLICY is '" + v +
                            "'; use 'tolerate' or 'abort'");
     }
-    std::chrono::milliseconds heartbeat{1000};
-    if (const char* p = std::getenv("DML_HEARTBEAT_TIMEOUT_MS")) {
-      char* end = nullptr;
-      const long ms = std::strtol(p, &end, 10);
-      if (end == p || *end != '\0' || ms < 10 || ms > 3'600'000)
-        throw config_error(std::string(who) + ": DML_HEARTBEAT_TIMEOUT_MS is '" + p +
-                           "'; give milliseconds between 10 and 3600000");
-      heartbeat = std::chrono::milliseconds(ms);
-    }
-    monitor_.start(world_, rank_, size_, shared_windows_, heartbeat, wait_limit_, who);
+    monitor_.start(world_, rank_, size_, shared_windows_, heartbeat, startup_limit, who);
   }
 
   // Builds the communicator of `next` from the original group. Only called

@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
+"""Kills one member of a training run at a uniformly random moment and
+checks what the others do.
+
+Each run picks a victim rank and a moment uniformly in [0, T], T the wall
+time of an undisturbed run measured first (so start-up, data loading,
+vector construction, training, evaluation and shut-down are all hit), and
+kills the victim then:
+  inproc  the trainer gets --kill-after VICTIM@SECONDS (the member stops at
+          its next transport operation, as if its process had died);
+  mpi     the run is started under mpirun --enable-recovery and the
+          victim's process gets SIGKILL from outside.
+Every run must end in one of two ways:
+  survived  every survivor exits 0 and the run prints its 'final:' line
+            with a quality within --tolerance of the undisturbed run;
+  error     every survivor that did not finish exits non-zero within
+            2x the heartbeat timeout of the kill (plus --slack), and some
+            message names the dead member.
+Anything else is a failure: a hang (no end within the limit), exit status 0
+without a complete result (a lie), or an error that does not name the dead
+member. Open MPI 4.1's mpirun returns 0 under --enable-recovery whatever its
+processes return, so each rank runs under a small shell wrapper that records
+its own exit status.
+
+  scripts/kill-driver.py --trainer build/examples/logreg/dml-logreg \\
+      --mode mpi --transport mpi_rma --ranks 6 --runs 20 -- \\
+      --topology halton --consistency notify_ack --epochs 8
+
+Prints one line per run and a summary table (--table FILE also writes it as
+Markdown); exits 1 when any run failed.
+"""
+import argparse
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+FINAL = re.compile(r"^final: (\w+)=([0-9.]+)", re.M)
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--trainer", required=True, help="path of a dml reference trainer")
+    p.add_argument("--mode", choices=["inproc", "mpi"], default="inproc")
+    p.add_argument("--transport", choices=["mpi_rma", "mpi"], default="mpi_rma",
+                   help="MPI transport (--mode mpi)")
+    p.add_argument("--ranks", type=int, default=6)
+    p.add_argument("--runs", type=int, default=20)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--heartbeat-ms", type=int, default=1000,
+                   help="DML_HEARTBEAT_TIMEOUT_MS for the runs")
+    p.add_argument("--slack", type=float, default=3.0,
+                   help="seconds allowed on top of 2x the heartbeat timeout "
+                        "(process exit, MPI teardown)")
+    p.add_argument("--tolerance", type=float, default=0.03,
+                   help="how far below the undisturbed quality a survived run may end")
+    p.add_argument("--hang-factor", type=float, default=3.0,
+                   help="a run longer than this times T plus 30 s is a hang")
+    p.add_argument("--mpirun", default="mpirun")
+    p.add_argument("--table", help="also write the summary as Markdown to this file")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="-- then the trainer's own options")
+    a = p.parse_args()
+    if a.args and a.args[0] == "--":
+        a.args = a.args[1:]
+    if a.ranks < 2 or a.runs < 1:
+        p.error("--ranks must be at least 2 and --runs at least 1")
+    if not os.access(a.trainer, os.X_OK):
+        p.error(f"--trainer {a.trainer} is not an executable")
+    if a.mode == "mpi" and shutil.which(a.mpirun) is None:
+        p.error(f"{a.mpirun} not found")
+    return a
+
+
+class Run:
+    """One trainer run, optionally with one member killed at `kill_at` s."""
+
+    def __init__(self, a, victim=None, kill_at=None):
+        self.a, self.victim, self.kill_at = a, victim, kill_at
+        self.status_dir = tempfile.mkdtemp(prefix="dml-kill-")
+        self.killed_at = None  # seconds after start when the kill happened
+        self.missed = False    # the run ended before the kill moment
+
+    def command(self):
+        a = self.a
+        if a.mode == "inproc":
+            cmd = [a.trainer, "--ranks", str(a.ranks)] + a.args
+            if self.victim is not None:
+                cmd += ["--kill-after", f"{self.victim}@{self.kill_at:.3f}"]
+            return cmd
+        wrapper = ('"$@"; rc=$?; echo $rc > "$DML_KILL_STATUS/rank.'
+                   '${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-x}}"; exit $rc')
+        return [a.mpirun, "--oversubscribe", "--enable-recovery", "-np", str(a.ranks),
+                "-x", "DML_KILL_STATUS", "-x", "DML_HEARTBEAT_TIMEOUT_MS",
+                "sh", "-c", wrapper, "sh", a.trainer, "--transport", a.transport] + a.args
+
+    def mpi_victim_pid(self, proc_pid):
+        """The trainer process of rank `victim` (a descendant of mpirun)."""
+        name = os.path.basename(self.a.trainer)[:15]
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/comm") as f:
+                    if f.read().strip() != name:
+                        continue
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    env = f.read().split(b"\0")
+            except OSError:
+                continue
+            if f"OMPI_COMM_WORLD_RANK={self.victim}".encode() in env and \
+                    f"DML_KILL_STATUS={self.status_dir}".encode() in env:
+                return int(entry)
+        return None
+
+    def go(self, limit):
+        env = dict(os.environ, DML_KILL_STATUS=self.status_dir,
+                   DML_HEARTBEAT_TIMEOUT_MS=str(self.a.heartbeat_ms),
+                   OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        start = time.monotonic()
+        proc = subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                env=env, start_new_session=True, text=True, errors="replace")
+        if self.victim is not None and self.a.mode == "mpi":
+            threading.Thread(target=self._kill_mpi, args=(proc, start), daemon=True).start()
+        elif self.victim is not None:
+            self.killed_at = self.kill_at
+        try:
+            out, _ = proc.communicate(timeout=limit)
+            self.hung = False
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, _ = proc.communicate()
+            self.hung = True
+        self.seconds = time.monotonic() - start
+        self.output = out
+        self.rc = proc.returncode
+        self.rank_status = {}
+        for f in os.listdir(self.status_dir):
+            with open(os.path.join(self.status_dir, f)) as fh:
+                text = fh.read().strip()
+            if f.startswith("rank.") and text.lstrip("-").isdigit():
+                self.rank_status[int(f[5:])] = int(text)
+        shutil.rmtree(self.status_dir, ignore_errors=True)
+        return self
+
+    def _kill_mpi(self, proc, start):
+        while time.monotonic() - start < self.kill_at:
+            if proc.poll() is not None:
+                self.missed = True
+                return
+            time.sleep(0.005)
+        pid = None
+        while pid is None and proc.poll() is None:
+            pid = self.mpi_victim_pid(proc.pid)  # not started yet: wait for it
+            if pid is None:
+                time.sleep(0.01)
+        if pid is None:
+            self.missed = True
+            return
+        try:
+            os.kill(pid, signal.SIGKILL)
+            self.killed_at = time.monotonic() - start
+        except ProcessLookupError:
+            self.missed = True
+
+    def quality(self):
+        m = FINAL.findall(self.output)
+        return float(m[-1][1]) if m else None
+
+
+def classify(a, run, reference):
+    """(outcome, detail): outcome is survived, error, no-kill or a failure."""
+    if run.hung:
+        return "HANG", f"no end within {run.seconds:.1f} s"
+    if a.mode == "mpi":
+        survivors = {r: s for r, s in run.rank_status.items() if r != run.victim}
+        missing = [r for r in range(a.ranks) if r != run.victim and r not in run.rank_status]
+        if missing:
+            return "LIE", f"ranks {missing} left no exit status"
+        statuses = list(survivors.values())
+    else:
+        statuses = [run.rc]
+    q = run.quality()
+    if run.killed_at is None or run.missed:
+        ok = all(s == 0 for s in statuses) and q is not None
+        return ("no-kill" if ok else "FAILED"), "run ended before the kill" + ("" if ok else f"; rc {statuses}")
+    if all(s == 0 for s in statuses):
+        if q is None:
+            return "LIE", "exit status 0 without a final line"
+        if q < reference - a.tolerance:
+            return "LIE", f"exit status 0 with quality {q:.4f} < {reference - a.tolerance:.4f}"
+        return "survived", f"quality {q:.4f}"
+    bound = 2 * a.heartbeat_ms / 1000 + a.slack
+    after = run.seconds - run.killed_at
+    named = re.search(rf"member {run.victim}\b", run.output) is not None
+    if not named:
+        return "UNNAMED", f"exit {sorted(set(statuses))} without naming member {run.victim}"
+    if after > bound:
+        return "SLOW", f"error {after:.1f} s after the kill (bound {bound:.1f} s)"
+    return "error", f"exit {sorted(set(s for s in statuses if s))} {after:.1f} s after the kill, names member {run.victim}"
+
+
+def main():
+    a = parse_args()
+    rng = random.Random(a.seed)
+    print(f"kill-driver: {a.trainer} {' '.join(a.args)} | mode {a.mode}"
+          f"{' (' + a.transport + ')' if a.mode == 'mpi' else ''}, {a.ranks} ranks, {a.runs} runs",
+          flush=True)
+    ref = Run(a).go(limit=600)
+    reference = ref.quality()
+    if ref.hung or reference is None or (a.mode == "inproc" and ref.rc != 0):
+        print("kill-driver: the undisturbed run failed:\n" + ref.output[-2000:])
+        return 1
+    total = ref.seconds
+    print(f"undisturbed: {total:.2f} s, quality {reference:.4f}", flush=True)
+    limit = a.hang_factor * total + 30
+    counts, worst_after = {}, 0.0
+    failures = 0
+    for i in range(a.runs):
+        victim = rng.randrange(a.ranks)
+        at = rng.uniform(0, total)
+        run = Run(a, victim, at).go(limit)
+        outcome, detail = classify(a, run, reference)
+        counts[outcome] = counts.get(outcome, 0) + 1
+        if outcome == "error":
+            worst_after = max(worst_after, run.seconds - run.killed_at)
+        if outcome.isupper() or outcome == "FAILED":
+            failures += 1
+            tail = "\n    ".join(run.output.strip().splitlines()[-6:])
+            detail += "\n    " + tail
+        when = f"{run.killed_at:.2f}" if run.killed_at is not None else f"({at:.2f})"
+        print(f"run {i + 1:3d}: kill member {victim} at {when} s: {outcome}: {detail}", flush=True)
+    rows = [("runs", a.runs)] + sorted(counts.items())
+    table = "| outcome | runs |\n|---|---|\n" + "".join(f"| {k} | {v} |\n" for k, v in rows)
+    if "error" in counts:
+        table += f"\nslowest error exit: {worst_after:.2f} s after the kill\n"
+    print(table)
+    if a.table:
+        with open(a.table, "w") as f:
+            f.write(table)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -21,7 +21,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -52,12 +51,12 @@ class maybe_gzip_reader {
  public:
   explicit maybe_gzip_reader(const std::string& path) : path_(path), file_(nullptr, &gzclose) {
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0 || !std::ifstream(path, std::ios::binary))
+    if (::stat(path.c_str(), &st) != 0)
       throw data_error(path, 0, "cannot open the file (missing or unreadable)");
     if (!S_ISREG(st.st_mode)) throw data_error(path, 0, "cannot read the file: not a regular file");
     size_ = static_cast<std::uint64_t>(st.st_size);
     file_.reset(gzopen(path.c_str(), "rb"));
-    if (!file_) throw data_error(path, 0, "cannot open the file");
+    if (!file_) throw data_error(path, 0, "cannot open the file (missing or unreadable)");
   }
 
   /// Up to n bytes into out; fewer only at the end of the data.

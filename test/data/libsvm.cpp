@@ -6,8 +6,12 @@
 #include "support/catch.hpp"
 #include "temp_dir.hpp"
 
+#include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <sys/stat.h>
 
 namespace {
 const char* const sample_file =
@@ -243,5 +247,27 @@ TEST_CASE("LIBSVM signs, qid, special values and empty files") {
     const auto e = error_of(dir.write("empty.txt", empty));
     REQUIRE(e.line() == 0);
     REQUIRE_THAT(e.reason(), dml_test::contains("no samples"));
+  }
+}
+
+TEST_CASE("a LIBSVM pipe reads strided, and the contiguous layout says it cannot read it twice") {
+  dml_test::temp_dir dir;
+  const std::string fifo = dir.path("pipe");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  for (auto layout : {dml::data::shard_layout::strided, dml::data::shard_layout::contiguous}) {
+    std::thread writer([&] { std::ofstream(fifo) << "1 1:1\n2 2:2\n"; });
+    dml::data::libsvm_options o;
+    o.shard.layout = layout;
+    if (layout == dml::data::shard_layout::strided) {
+      REQUIRE(dml::data::read_libsvm(fifo, o).x.rows() == 2);
+    } else {
+      try {
+        (void)dml::data::read_libsvm(fifo, o);
+        FAIL("no error");
+      } catch (const dml::data_error& e) {
+        REQUIRE_THAT(e.reason(), dml_test::contains("cannot read the file twice"));
+      }
+    }
+    writer.join();
   }
 }

@@ -216,9 +216,13 @@ class line_reader {
     }
   }
 
-  /// Back to the first line.
+  /// Back to the first line; data_error when the file cannot seek (a pipe).
   void rewind() {
-    std::rewind(file_.get());
+    if (std::fseek(file_.get(), 0, SEEK_SET) != 0)
+      throw data_error(path_, 0,
+                       std::string("cannot read the file twice, as the contiguous shard layout needs (") +
+                           std::strerror(errno) + "): use the strided layout for pipes");
+    std::clearerr(file_.get());
     pos_ = end_ = 0;
     eof_ = false;
   }

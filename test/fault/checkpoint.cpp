@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <initializer_list>
 #include <iterator>
 #include <limits>
@@ -27,8 +28,10 @@
 #include <type_traits>
 #include <vector>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -685,4 +688,19 @@ TEST_CASE("max_user_bytes bounds what load() accepts") {
   REQUIRE_THAT(load_failure(ck, v), contains("more than the 1099 a checkpoint of 1 vector of 16 bytes"));
   ck.max_user_bytes(1000);
   REQUIRE(ck.load(v).user.size() == 1000);
+}
+
+TEST_CASE("loading from a FIFO is refused at once instead of waiting for a writer") {
+  dml_test::temp_dir dir;
+  const std::string fifo = dir.path("pipe.ckpt");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::vector<float> v(3);
+  auto attempt = std::async(std::launch::async, [&] { return load_failure(checkpoint(fifo), v); });
+  if (attempt.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    const int unblock = ::open(fifo.c_str(), O_WRONLY);  // lets the blocked open() return
+    ::close(unblock);
+    attempt.wait();
+    FAIL("load() blocked on a FIFO");
+  }
+  REQUIRE(attempt.get() == "cannot read the checkpoint: not a regular file");
 }

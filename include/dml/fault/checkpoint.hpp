@@ -439,7 +439,9 @@ inline std::size_t read_some(const std::string& path, int fd, std::span<std::byt
 /// its real size once that is known to be plausible.
 inline std::vector<std::byte> read_file(const std::string& path, std::uint64_t limit,
                                         const std::string& limit_reason) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever
+  // before fstat() could refuse it (it changes nothing for regular files).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw data_error(path, 0, "cannot open the checkpoint: " + system_message(errno));
   struct closer {
     int fd;

@@ -7,6 +7,7 @@
 #include "temp_dir.hpp"
 
 #include <fstream>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -236,11 +237,16 @@ TEST_CASE("LIBSVM signs, qid, special values and empty files") {
     REQUIRE_THAT(e.reason(), dml_test::contains(c.reason));
   }
   // Good: a single '+', qid right after the label, tiny values rounded to 0.
-  const auto s = dml::data::read_libsvm(dir.write("ok.txt", "+1 qid:7 1:+2.5 2:1e-50\n-1 qid:0\n"));
+  const auto s = dml::data::read_libsvm(
+      dir.write("ok.txt", "+1 qid:7 1:+2.5 2:1e-50 3:3.40282347e38 4:-3.4028235e38\n-1 qid:0\n"));
   REQUIRE(s.y[0] == 1.0f);
   REQUIRE(s.y[1] == -1.0f);
   REQUIRE(s.x.coeff(0, 0) == 2.5f);
   REQUIRE(s.x.coeff(0, 1) == 0.0f);
+  REQUIRE(s.x.coeff(0, 2) == std::numeric_limits<float>::max());  // FLT_MAX as printed with 9 digits
+  REQUIRE(s.x.coeff(0, 3) == -std::numeric_limits<float>::max());
+  REQUIRE_THAT(error_of(dir.write("over.txt", "1 1:3.4028236e38\n")).reason(),
+               dml_test::contains("out of float range"));
 
   for (const char* empty : {"", "\n\n", "# only a comment\n   \n"}) {
     INFO("'" << empty << "'");

@@ -113,7 +113,10 @@ inline const char* parse_real(std::string_view text, float& out) {
   if (ec == std::errc::result_out_of_range) return "out of range";
   if (ec != std::errc{} || end != text.data() + text.size()) return "not a number";
   if (!std::isfinite(v)) return "not a finite number";
-  if (std::fabs(v) > static_cast<double>(std::numeric_limits<float>::max())) return "out of float range";
+  // From here on a double rounds to infinity as a float (halfway between
+  // FLT_MAX and the next power of two): 3.40282347e38 still reads as FLT_MAX.
+  constexpr double float_overflow = 0x1.ffffffp+127;
+  if (std::fabs(v) >= float_overflow) return "out of float range";
   out = static_cast<float>(v);
   return "";
 }

@@ -46,6 +46,10 @@ put("idx", "lying-dims.gz", gzip.compress(idx(8, [65536, 65536], [1] * 50), mtim
 put("idx", "truncated", images[:-1])
 put("idx", "trailing.gz", gzip.compress(images + b"\0", mtime=0))
 put("idx", "cut.gz", gzip.compress(images, mtime=0)[:20])
+# Issue #15: a small gzip file that inflates to far more than it weighs, with
+# a bad magic number (refused after 4 bytes) and with dimensions that lie.
+put("idx", "bomb-bad-magic.gz", gzip.compress(b"\x42" + bytes(4 << 20), 9, mtime=0))
+put("idx", "bomb-lying-dims.gz", gzip.compress(idx(8, [4096, 4096, 64], []) + bytes(4 << 20), 9, mtime=0))
 
 
 # Checkpoints: the first byte is the fuzz target's choice (bit 0: repair the

@@ -11,12 +11,15 @@ kills the victim then:
           its next transport operation, as if its process had died);
   mpi     the run is started under mpirun --enable-recovery and the
           victim's process gets SIGKILL from outside.
-Every run must end in one of two ways:
+Every run must end in one of these ways:
   survived  every survivor exits 0 and the run prints its 'final:' line
             with a quality within --tolerance of the undisturbed run;
   error     every survivor that did not finish exits non-zero within
             2x the heartbeat timeout of the kill (plus --slack), and some
-            message names the dead member.
+            message names the dead member;
+  error-in-MPI_Init  killed inside MPI_Init, before any heartbeat exists:
+            the survivors exit non-zero after DML_STARTUP_TIMEOUT_MS
+            (--startup-timeout-ms) and say so, without a name.
 Anything else is a failure: a hang (no end within the limit), exit status 0
 without a complete result (a lie), or an error that does not name the dead
 member. Open MPI 4.1's mpirun returns 0 under --enable-recovery whatever its
@@ -57,6 +60,9 @@ def parse_args():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--heartbeat-ms", type=int, default=1000,
                    help="DML_HEARTBEAT_TIMEOUT_MS for the runs")
+    p.add_argument("--startup-timeout-ms", type=int, default=15000,
+                   help="DML_STARTUP_TIMEOUT_MS for the runs: the bound on MPI_Init, where a dead "
+                        "member cannot be named yet")
     p.add_argument("--slack", type=float, default=3.0,
                    help="seconds allowed on top of 2x the heartbeat timeout "
                         "(process exit, MPI teardown)")
@@ -98,7 +104,7 @@ class Run:
         wrapper = ('"$@"; rc=$?; echo $rc > "$DML_KILL_STATUS/rank.'
                    '${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-x}}"; exit $rc')
         return [a.mpirun, "--oversubscribe", "--enable-recovery", "-np", str(a.ranks),
-                "-x", "DML_KILL_STATUS", "-x", "DML_HEARTBEAT_TIMEOUT_MS",
+                "-x", "DML_KILL_STATUS", "-x", "DML_HEARTBEAT_TIMEOUT_MS", "-x", "DML_STARTUP_TIMEOUT_MS",
                 "sh", "-c", wrapper, "sh", a.trainer, "--transport", a.transport] + a.args
 
     def mpi_victim_pid(self, proc_pid):
@@ -123,6 +129,7 @@ class Run:
     def go(self, limit):
         env = dict(os.environ, DML_KILL_STATUS=self.status_dir,
                    DML_HEARTBEAT_TIMEOUT_MS=str(self.a.heartbeat_ms),
+                   DML_STARTUP_TIMEOUT_MS=str(self.a.startup_timeout_ms),
                    OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
         start = time.monotonic()
         proc = subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -200,6 +207,13 @@ def classify(a, run, reference):
     bound = 2 * a.heartbeat_ms / 1000 + a.slack
     after = run.seconds - run.killed_at
     named = re.search(rf"member {run.victim}\b", run.output) is not None
+    if not named and "MPI_Init_thread (start-up) did not return" in run.output:
+        # Killed inside MPI_Init: no heartbeat exists yet, so the survivors
+        # can only give up after the start-up timeout, without a name.
+        bound = a.startup_timeout_ms / 1000 + a.slack
+        if after > bound:
+            return "SLOW", f"start-up error {after:.1f} s after the kill (bound {bound:.1f} s)"
+        return "error-in-MPI_Init", f"exit {sorted(set(s for s in statuses if s))} {after:.1f} s after the kill"
     if not named:
         return "UNNAMED", f"exit {sorted(set(statuses))} without naming member {run.victim}"
     if after > bound:
@@ -220,7 +234,7 @@ def main():
         return 1
     total = ref.seconds
     print(f"undisturbed: {total:.2f} s, quality {reference:.4f}", flush=True)
-    limit = a.hang_factor * total + 30
+    limit = a.hang_factor * total + 30 + a.startup_timeout_ms / 1000
     counts, worst_after = {}, 0.0
     failures = 0
     for i in range(a.runs):
@@ -229,7 +243,7 @@ def main():
         run = Run(a, victim, at).go(limit)
         outcome, detail = classify(a, run, reference)
         counts[outcome] = counts.get(outcome, 0) + 1
-        if outcome == "error":
+        if outcome.startswith("error"):
             worst_after = max(worst_after, run.seconds - run.killed_at)
         if outcome.isupper() or outcome == "FAILED":
             failures += 1

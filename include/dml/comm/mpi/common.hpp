@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <span>
 #include <string>
@@ -119,6 +120,16 @@ class environment {
     if (!initialized()) {
       int provided = 0;
       int rc = MPI_SUCCESS;
+      // No member can be named yet (there are no heartbeats before MPI runs):
+      // the bound is time alone, DML_STARTUP_TIMEOUT_MS when set.
+      if (const char* p = std::getenv("DML_STARTUP_TIMEOUT_MS")) {
+        char* end = nullptr;
+        const long ms = std::strtol(p, &end, 10);
+        if (end == p || *end != '\0' || ms < 100 || ms > 86'400'000)
+          throw config_error(std::string(who) + ": DML_STARTUP_TIMEOUT_MS is '" + p +
+                             "'; give milliseconds between 100 and 86400000");
+        limit = std::chrono::milliseconds(ms);
+      }
       {
         watchdog::scope guard(who, "MPI_Init_thread (start-up)", limit);
         rc = MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);

@@ -37,7 +37,6 @@ import argparse
 import os
 import random
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -80,7 +79,8 @@ def parse_args():
         p.error("--ranks must be at least 2 and --runs at least 1")
     if not os.access(a.trainer, os.X_OK):
         p.error(f"--trainer {a.trainer} is not an executable")
-    if a.mode == "mpi" and shutil.which(a.mpirun) is None:
+    if a.mode == "mpi" and not any(os.access(os.path.join(d, a.mpirun), os.X_OK)
+                                   for d in os.environ.get("PATH", "").split(os.pathsep)):
         p.error(f"{a.mpirun} not found")
     return a
 
@@ -154,7 +154,9 @@ class Run:
                 text = fh.read().strip()
             if f.startswith("rank.") and text.lstrip("-").isdigit():
                 self.rank_status[int(f[5:])] = int(text)
-        shutil.rmtree(self.status_dir, ignore_errors=True)
+        for f in os.listdir(self.status_dir):
+            os.unlink(os.path.join(self.status_dir, f))
+        os.rmdir(self.status_dir)
         return self
 
     def _kill_mpi(self, proc, start):

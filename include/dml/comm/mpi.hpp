@@ -8,6 +8,7 @@
 
 #include <dml/comm/concepts.hpp>
 #include <dml/comm/mpi/common.hpp>
+#include <dml/comm/mpi/monitor.hpp>
 #include <dml/error.hpp>
 #include <dml/fwd.hpp>
 
@@ -57,8 +58,12 @@ namespace comm {
 /// incoming messages while they wait, so no member deadlocks waiting for a
 /// peer that is itself inside a collective.
 ///
-/// Failures: a flush, atomic or large put that gets no answer within
-/// `wait_limit()` throws `dml::peer_failure` naming the target; MPI errors
+/// Failures: the same fault monitor as `mpi_rma` (a heartbeat per member,
+/// `DML_HEARTBEAT_TIMEOUT_MS`) finds a dead member while this one waits for
+/// it, in a flush, an atomic, a barrier or an exchange, and the wait throws
+/// `dml::peer_failure` naming it; this transport cannot shrink its group, so
+/// that ends the run. A flush, atomic or large put that gets no answer
+/// within `wait_limit()` throws `dml::peer_failure` naming the target; MPI errors
 /// (MPI_ERRORS_RETURN on the communicator, surfaced by Boost.MPI) become
 /// `dml::peer_failure` or `dml::comm_error`. Collectives, including a
 /// vector's destruction, must run in the same order on every member; after a
@@ -85,7 +90,7 @@ class mpi {
   /// finalized after the last dml context only if dml started it. The group
   /// is MPI_COMM_WORLD.
   mpi(int& argc, char**& argv, std::chrono::milliseconds wait_limit = default_wait_limit)
-      : env_(argc, argv, who), wait_limit_(wait_limit) {
+      : env_(argc, argv, who, wait_limit), wait_limit_(wait_limit) {
     attach(MPI_COMM_WORLD);
   }
   /// A context over (a duplicate of) `comm`. MPI must be initialized.
@@ -119,6 +124,27 @@ class mpi {
       auto* leaked = new std::list<outgoing>(std::move(sends_));
       (void)leaked;
     }
+    // Freeing the monitor window is collective: meet the others first
+    // (polling, heartbeats on), so nobody waits in MPI_Win_free for a member
+    // that died meanwhile.
+    namespace impl = detail::mpi_impl;
+    if (monitor_.started() && !impl::finalized() && !impl::broken()) {
+      try {
+        impl::barrier(static_cast<MPI_Comm>(comm_), wait_limit_, who, [this] {
+          progress();
+          watch("shut-down");
+        });
+      } catch (...) {
+        impl::mark_broken();
+      }
+    }
+    monitor_.stop();
+    if (monitor_.started() && !impl::finalized() && !impl::broken()) {
+      impl::watchdog::scope guard(who, "shut-down (MPI_Win_free of the fault monitor)", wait_limit_);
+      MPI_Win win = monitor_.window();
+      MPI_Win_unlock_all(win);
+      MPI_Win_free(&win);
+    }
   }
 
   [[nodiscard]] member_id rank() const noexcept { return rank_; }
@@ -129,8 +155,16 @@ class mpi {
     for (member_id m = 0; m < size_; ++m) v.live.push_back(m);
     return v;
   }
-  /// False once an operation aimed at m failed or went unanswered.
-  [[nodiscard]] bool alive(member_id m) const { return m < size_ && failed_[m] == 0; }
+  /// False once an operation aimed at m failed or went unanswered, or m's
+  /// heartbeat stalled past the heartbeat timeout.
+  [[nodiscard]] bool alive(member_id m) const {
+    return m < size_ && failed_[m] == 0 && !(monitor_.started() && monitor_.suspect(m));
+  }
+  /// How long a member's heartbeat may stall before it is suspected.
+  void set_heartbeat_timeout(std::chrono::steady_clock::duration t) { monitor_.set_heartbeat_timeout(t); }
+  [[nodiscard]] std::chrono::steady_clock::duration heartbeat_timeout() const noexcept {
+    return monitor_.heartbeat_timeout();
+  }
   [[nodiscard]] std::chrono::steady_clock::duration wait_limit() const noexcept { return wait_limit_; }
   /// Longest any blocking step may take before it throws.
   void set_wait_limit(std::chrono::steady_clock::duration limit) noexcept { wait_limit_ = limit; }
@@ -140,14 +174,19 @@ class mpi {
   /// Waits until every member entered the barrier, serving messages meanwhile.
   void barrier() {
     detail::mpi_impl::require_not_broken(who, "barrier");
-    detail::mpi_impl::barrier(static_cast<MPI_Comm>(comm_), wait_limit_, who, [this] { progress(); });
+    detail::mpi_impl::barrier(static_cast<MPI_Comm>(comm_), wait_limit_, who, [this] {
+      progress();
+      watch("a barrier");
+    });
   }
 
   /// Collective: every member's record, indexed by rank.
   std::vector<std::vector<std::byte>> exchange(std::span<const std::byte> record) {
     detail::mpi_impl::require_not_broken(who, "exchange");
-    return detail::mpi_impl::all_gather_bytes(static_cast<MPI_Comm>(comm_), record, wait_limit_, who,
-                                              [this] { progress(); });
+    return detail::mpi_impl::all_gather_bytes(static_cast<MPI_Comm>(comm_), record, wait_limit_, who, [this] {
+      progress();
+      watch("an exchange");
+    });
   }
 
   /// Collective: zeroed local memory of data_words + control_words words
@@ -186,13 +225,29 @@ class mpi {
   void attach(MPI_Comm comm) {
     namespace impl = detail::mpi_impl;
     if (comm == MPI_COMM_NULL) throw config_error(std::string(who) + ": the communicator is MPI_COMM_NULL");
+    const auto heartbeat = impl::heartbeat_timeout_from_env(who);
+    const auto startup_limit = impl::startup_limit(heartbeat, wait_limit_);
     MPI_Comm dup = MPI_COMM_NULL;
-    impl::check(MPI_Comm_dup(comm, &dup), who, "MPI_Comm_dup");
+    {
+      impl::watchdog::scope guard(who, "MPI_Comm_dup (start-up)", startup_limit);
+      impl::check(MPI_Comm_dup(comm, &dup), who, "MPI_Comm_dup");
+    }
     impl::check(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN), who, "MPI_Comm_set_errhandler");
     comm_ = boost::mpi::communicator(dup, boost::mpi::comm_take_ownership);
     rank_ = static_cast<member_id>(comm_.rank());
     size_ = static_cast<std::size_t>(comm_.size());
     failed_.assign(size_, 0);
+    const bool shared = impl::one_node(dup, who, startup_limit);
+    monitor_.start(dup, rank_, size_, shared, heartbeat, startup_limit, who);
+  }
+
+  // Called while a collective waits: a member whose heartbeat stopped ends
+  // the wait with its name (this transport cannot go on without it).
+  void watch(const char* what) {
+    for (member_id m = 0; m < size_; ++m)
+      if (m != rank_ && !alive(m))
+        fail_peer(m, "member " + std::to_string(rank_) + " waited in " + what + " for member " +
+                         std::to_string(m) + ", which has failed (heartbeat silent)");
   }
 
   [[noreturn]] void fail_peer(member_id peer, const std::string& what) {
@@ -340,6 +395,10 @@ class mpi {
     const auto start = std::chrono::steady_clock::now();
     detail::mpi_impl::backoff b;
     while (!ready()) {
+      if (!alive(peer))
+        fail_peer(peer, "member " + std::to_string(rank_) + " waited for an answer (" + what +
+                            ") from member " + std::to_string(peer) +
+                            ", which has failed (heartbeat silent)");
       if (std::chrono::steady_clock::now() - start > wait_limit_)
         fail_peer(peer, std::string("member ") + std::to_string(peer) + " did not answer (" + what +
                             ") within " + std::to_string(std::chrono::duration<double>(wait_limit_).count()) +
@@ -373,6 +432,7 @@ class mpi {
   std::vector<std::uint64_t> inbox_;
   std::uint64_t next_token_ = 1;
   std::unordered_map<std::uint64_t, std::uint64_t> replies_;
+  mutable detail::mpi_impl::monitor monitor_;  // destroyed before env_ finalizes MPI
 };
 
 /// One member's handle on a two-sided segment; see mpi. Move-only;

@@ -33,6 +33,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -41,6 +42,53 @@
 
 DML_BEGIN_NAMESPACE
 namespace detail::mpi_impl {
+
+/// The heartbeat timeout: DML_HEARTBEAT_TIMEOUT_MS when set, else 1 s.
+inline std::chrono::milliseconds heartbeat_timeout_from_env(const char* who) {
+  std::chrono::milliseconds heartbeat{1000};
+  if (const char* p = std::getenv("DML_HEARTBEAT_TIMEOUT_MS")) {
+    char* end = nullptr;
+    const long ms = std::strtol(p, &end, 10);
+    if (end == p || *end != '\0' || ms < 10 || ms > 3'600'000)
+      throw config_error(std::string(who) + ": DML_HEARTBEAT_TIMEOUT_MS is '" + p +
+                         "'; give milliseconds between 10 and 3600000");
+    heartbeat = std::chrono::milliseconds(ms);
+  }
+  return heartbeat;
+}
+
+/// Until the fault monitor runs there are no heartbeats, so the start-up
+/// collectives (all members arrive within moments of each other, right
+/// after MPI_Init) are bounded by time alone: max(4x heartbeat, 10 s), at
+/// most the wait limit.
+inline std::chrono::steady_clock::duration startup_limit(std::chrono::steady_clock::duration heartbeat,
+                                                         std::chrono::steady_clock::duration wait_limit) {
+  return std::min<std::chrono::steady_clock::duration>(
+      wait_limit, std::max<std::chrono::steady_clock::duration>(4 * heartbeat, std::chrono::seconds(10)));
+}
+
+/// Whether every member of `comm` shares memory with every other (one node)
+/// and DML_RMA_WINDOW does not ask for MPI_Win_allocate: then windows come
+/// from MPI_Win_allocate_shared. Collective (MPI_Comm_split_type).
+inline bool one_node(MPI_Comm comm, const char* who, std::chrono::steady_clock::duration limit) {
+  int n = 0;
+  check(MPI_Comm_size(comm, &n), who, "MPI_Comm_size");
+  MPI_Comm node = MPI_COMM_NULL;
+  {
+    watchdog::scope guard(who, "MPI_Comm_split_type (start-up)", limit);
+    check(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), who,
+          "MPI_Comm_split_type");
+  }
+  int on_node = 0;
+  check(MPI_Comm_size(node, &on_node), who, "MPI_Comm_size");
+  MPI_Comm_free(&node);
+  const char* choice = std::getenv("DML_RMA_WINDOW");
+  const std::string window = choice ? choice : "";
+  if (window != "" && window != "shared" && window != "allocate")
+    throw config_error(std::string(who) + ": DML_RMA_WINDOW is '" + window +
+                       "'; use 'shared' (the default on one node) or 'allocate'");
+  return on_node == n && window != "allocate";
+}
 
 class monitor {
  public:

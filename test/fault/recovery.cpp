@@ -327,3 +327,66 @@ TEST_CASE("recover() on the context moves it to the survivors' view; barriers th
   });
   REQUIRE(done.load() == 4);
 }
+
+TEST_CASE("min_survivors: a view below the minimum stops every survivor with peer_failure") {
+  // 8 members, minimum 7: the first death is survived, the second is not.
+  std::atomic<int> stopped_clearly{0};
+  std::atomic<int> other{0};
+  std::atomic<int> first_survived{0};
+  inproc::options o;
+  o.min_survivors = 7;
+  inproc::run(
+      members,
+      [&](inproc::context& c) {
+        auto v = dml::make_vector<float>(c, 8, dml::consistency::bsp{}, dml::topology::all{});
+        try {
+          for (int r = 0; r < 100; ++r) {
+            if (c.rank() == 2 && r == 10) c.stop();
+            if (c.rank() == 5 && r == 30) c.stop();
+            v.scatter();
+            v.gather();
+            if (r == 20 && c.view().live.size() == members - 1) ++first_survived;
+          }
+          ++other;  // went on below the minimum: wrong
+        } catch (const dml::peer_failure& e) {
+          const std::string what = e.what();
+          if (e.rank() == 5 && what.find("fewer than the minimum of 7") != std::string::npos)
+            ++stopped_clearly;
+          else
+            ++other;
+        }
+      },
+      o);
+  CHECK(first_survived.load() ==
+        static_cast<int>(members) - 1);  // all but member 2 passed round 20 in view 1
+  REQUIRE(stopped_clearly.load() == static_cast<int>(members) - 2);
+  REQUIRE(other.load() == 0);
+}
+
+TEST_CASE("a member that dies before or while the others build a vector is survived") {
+  // The victim dies at its first transport operation, inside the first
+  // vector's construction (or before it, while "loading"): the others
+  // build the vector over the survivors and train on.
+  for (member_id victim : {0u, 3u, 7u}) {
+    std::atomic<int> good{0};
+    inproc::options o;
+    o.kill_at.emplace_back(victim, std::chrono::steady_clock::now());
+    inproc::run(
+        members,
+        [&](inproc::context& c) {
+          auto v = dml::make_vector<double>(c, 4, dml::consistency::notify_ack{}, dml::topology::halton{});
+          for (int r = 0; r < 20; ++r) {
+            std::fill(v.span().begin(), v.span().end(), static_cast<double>(c.rank()));
+            v.scatter();
+            v.gather();
+          }
+          const auto live = c.view().live;
+          if (live.size() == members - 1 && std::find(live.begin(), live.end(), victim) == live.end() &&
+              v.graph().size() == members - 1)
+            ++good;
+        },
+        o);
+    INFO("victim " << victim);
+    REQUIRE(good.load() == static_cast<int>(members) - 1);
+  }
+}

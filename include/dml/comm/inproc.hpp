@@ -56,6 +56,10 @@ struct options {
   /// exchange) throw `dml::peer_failure` either way; `context::recover()`
   /// moves the context to the survivors' view.
   fault::policy on_failure = fault::policy::tolerate;
+  /// Under `tolerate`: a view change that leaves fewer members than this
+  /// makes every survivor throw `dml::peer_failure` instead of going on
+  /// (0: any number of survivors goes on).
+  std::size_t min_survivors = 0;
 };
 
 /// Thrown inside a rank that was stopped by `context::stop()` or
@@ -326,6 +330,10 @@ class context {
       if (next.epoch != view_.epoch) {
         if (world_->opts.on_failure == fault::policy::abort)
           throw dml::detail::abort_failure("dml", rank_, missed.front().removed, missed.front().epoch);
+        if (next.live.size() < world_->opts.min_survivors)
+          throw dml::detail::too_few_survivors("dml::comm::inproc", rank_,
+                                               dml::detail::removed_members(view_.live, next.live),
+                                               next.epoch, next.live.size(), world_->opts.min_survivors);
         fault::view_change change = missed.back();
         change.removed = dml::detail::removed_members(view_.live, next.live);
         change.detection_seconds = missed.front().detection_seconds;

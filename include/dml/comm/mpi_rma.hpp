@@ -154,6 +154,11 @@ class mpi_rma {
   /// What vectors do when a member fails.
   [[nodiscard]] fault::policy failure_policy() const noexcept { return policy_; }
   void set_failure_policy(fault::policy p) noexcept { policy_ = p; }
+  /// Under `tolerate`: a view change that leaves fewer members than this
+  /// makes every survivor throw `dml::peer_failure` (MALT's guard against
+  /// training on as a partition); 0, the default, or `DML_MIN_SURVIVORS`.
+  void set_min_survivors(std::size_t n) noexcept { min_survivors_ = n; }
+  [[nodiscard]] std::size_t min_survivors() const noexcept { return min_survivors_; }
   /// How long a member's heartbeat may stall before it is suspected.
   void set_heartbeat_timeout(std::chrono::steady_clock::duration t) noexcept {
     monitor_.set_heartbeat_timeout(t);
@@ -254,20 +259,8 @@ class mpi_rma {
   void attach(MPI_Comm comm) {
     namespace impl = detail::mpi_impl;
     if (comm == MPI_COMM_NULL) throw config_error(std::string(who) + ": the communicator is MPI_COMM_NULL");
-    std::chrono::milliseconds heartbeat{1000};
-    if (const char* p = std::getenv("DML_HEARTBEAT_TIMEOUT_MS")) {
-      char* end = nullptr;
-      const long ms = std::strtol(p, &end, 10);
-      if (end == p || *end != '\0' || ms < 10 || ms > 3'600'000)
-        throw config_error(std::string(who) + ": DML_HEARTBEAT_TIMEOUT_MS is '" + p +
-                           "'; give milliseconds between 10 and 3600000");
-      heartbeat = std::chrono::milliseconds(ms);
-    }
-    // Until the fault monitor runs there are no heartbeats, so the start-up
-    // collectives (all members arrive within moments of each other, right
-    // after MPI_Init) are bounded by time alone.
-    const auto startup_limit = std::min<std::chrono::steady_clock::duration>(
-        wait_limit_, std::max<std::chrono::steady_clock::duration>(4 * heartbeat, std::chrono::seconds(10)));
+    const auto heartbeat = impl::heartbeat_timeout_from_env(who);
+    const auto startup_limit = impl::startup_limit(heartbeat, wait_limit_);
     {
       impl::watchdog::scope guard(who, "MPI_Comm_dup (start-up)", startup_limit);
       impl::check(MPI_Comm_dup(comm, &comm_), who, "MPI_Comm_dup");
@@ -280,22 +273,7 @@ class mpi_rma {
     rank_ = static_cast<member_id>(r);
     size_ = static_cast<std::size_t>(n);
     failed_.assign(size_, 0);
-    // One node: do all members share memory?
-    MPI_Comm node = MPI_COMM_NULL;
-    {
-      impl::watchdog::scope guard(who, "MPI_Comm_split_type (start-up)", startup_limit);
-      impl::check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), who,
-                  "MPI_Comm_split_type");
-    }
-    int on_node = 0;
-    impl::check(MPI_Comm_size(node, &on_node), who, "MPI_Comm_size");
-    MPI_Comm_free(&node);
-    const char* choice = std::getenv("DML_RMA_WINDOW");
-    const std::string window = choice ? choice : "";
-    if (window != "" && window != "shared" && window != "allocate")
-      throw config_error(std::string(who) + ": DML_RMA_WINDOW is '" + window +
-                         "'; use 'shared' (the default on one node) or 'allocate'");
-    shared_windows_ = on_node == n && window != "allocate";
+    shared_windows_ = impl::one_node(comm_, who, startup_limit);  // all members share memory?
     for (member_id m = 0; m < size_; ++m) view_.live.push_back(m);
     if (const char* p = std::getenv("DML_FAILURE_POLICY")) {
       const std::string v = p;
@@ -304,6 +282,14 @@ class mpi_rma {
       else if (v != "tolerate" && !v.empty())
         throw config_error(std::string(who) + ": DML_FAILURE_POLICY is '" + v +
                            "'; use 'tolerate' or 'abort'");
+    }
+    if (const char* p = std::getenv("DML_MIN_SURVIVORS")) {
+      char* end = nullptr;
+      const long count = std::strtol(p, &end, 10);
+      if (end == p || *end != '\0' || count < 0 || static_cast<std::size_t>(count) > size_)
+        throw config_error(std::string(who) + ": DML_MIN_SURVIVORS is '" + p + "'; give a number from 0 to " +
+                           std::to_string(size_) + " (the group's size)");
+      min_survivors_ = static_cast<std::size_t>(count);
     }
     monitor_.start(world_, rank_, size_, shared_windows_, heartbeat, startup_limit, who);
   }
@@ -351,6 +337,7 @@ class mpi_rma {
   bool comm_broken_ = false;
   membership_view view_;
   fault::policy policy_ = fault::policy::tolerate;
+  std::size_t min_survivors_ = 0;
   mutable detail::mpi_impl::monitor monitor_;
   dml::detail::vector_registry registry_;
   std::vector<fault::view_change> changes_;
@@ -652,6 +639,9 @@ inline void mpi_rma::recover() {
         detail::mpi_impl::mark_broken();  // windows and communicators of the old view are never freed
         if (policy_ == fault::policy::abort)
           throw dml::detail::abort_failure(who, rank_, change.removed, next.epoch);
+        if (next.live.size() < min_survivors_)
+          throw dml::detail::too_few_survivors(who, rank_, change.removed, next.epoch, next.live.size(),
+                                               min_survivors_);
         switch_to(next);
         changes_.push_back(std::move(change));
         rebuild_due_ = true;

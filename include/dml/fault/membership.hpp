@@ -9,6 +9,7 @@
 #include <dml/fwd.hpp>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <string>
@@ -102,6 +103,20 @@ class vector_registry {
 }
 
 /// Members of `before` missing from `after` (both ascending).
+/// What every survivor throws when a view change leaves fewer members than
+/// the tolerate policy's minimum (a guard against going on as a small
+/// partition of the group).
+[[nodiscard]] inline peer_failure too_few_survivors(const std::string& who, member_id rank,
+                                                    const std::vector<member_id>& removed,
+                                                    std::uint64_t epoch, std::size_t survivors,
+                                                    std::size_t minimum) {
+  return peer_failure(removed.empty() ? rank : removed.front(),
+                      who + ": member " + std::to_string(rank) + ": member(s) " + fault::list(removed) +
+                          " failed; view " + std::to_string(epoch) + " has " + std::to_string(survivors) +
+                          " members, fewer than the minimum of " + std::to_string(minimum) +
+                          " survivors (min_survivors), so every survivor stops");
+}
+
 [[nodiscard]] inline std::vector<member_id> removed_members(const std::vector<member_id>& before,
                                                             const std::vector<member_id>& after) {
   std::vector<member_id> out;

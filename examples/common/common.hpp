@@ -164,8 +164,9 @@ inline settings parse(int argc, char** argv, settings s, const extra_options& ex
     throw usage_error("--ranks " + std::to_string(s.ranks) + " is too many (at most 256 threads)");
   if (s.data.empty() != s.test.empty()) throw usage_error("--data and --test go together");
   if (!s.kill_after.empty() && s.transport != "inproc")
-    throw usage_error("--kill-after is for in-process ranks; under MPI kill a process from outside "
-                      "(scripts/kill-driver.py does both)");
+    throw usage_error(
+        "--kill-after is for in-process ranks; under MPI kill a process from outside "
+        "(scripts/kill-driver.py does both)");
   for (const auto& k : s.kill_after)
     if (k.first >= s.ranks)
       throw usage_error("--kill-after " + std::to_string(k.first) + "@...: there are only " +
@@ -259,6 +260,40 @@ template <class Comm>
   return !view.live.empty() && comm.rank() == view.live.front();
 }
 
+/// [2] This member's samples, epoch by epoch: its shard among the live
+/// members of the current view, so after a failure the survivors take over
+/// the dead member's samples and every sample is still used once per epoch.
+/// The number of exchanges per epoch (which bsp needs equal on every member)
+/// stays n / ranks / cb-size; the survivors put proportionally more samples
+/// between two exchanges instead.
+class epoch_samples {
+ public:
+  /// Call at the start of every epoch (1, 2, ...): recomputes the shard when
+  /// the view changed, then shuffles it with the epoch's seed.
+  template <class Comm>
+  void next(const Comm& comm, const std::vector<std::size_t>& order, const settings& s, std::size_t epoch) {
+    const auto view = comm.view();
+    if (!planned_ || view.epoch != view_epoch_) {
+      mine_.clear();
+      for (std::size_t i : dml::data::shard::among(view.live, comm.rank()).indices(order.size()))
+        mine_.push_back(order[i]);
+      per_step_ = s.cb_size * comm.size() / view.live.size();
+      view_epoch_ = view.epoch;
+      planned_ = true;
+    }
+    dml::data::shuffle(mine_, s.seed + 1000003 * epoch + comm.rank());
+  }
+  [[nodiscard]] const std::vector<std::size_t>& samples() const noexcept { return mine_; }
+  /// Samples between two exchanges: cb-size, scaled by ranks / live members.
+  [[nodiscard]] std::size_t per_step() const noexcept { return per_step_; }
+
+ private:
+  std::vector<std::size_t> mine_;
+  std::size_t per_step_ = 0;
+  std::uint64_t view_epoch_ = 0;
+  bool planned_ = false;
+};
+
 /// Prints one line for each view change `comm` took part in since the last
 /// call (`printed` counts them): who failed, the new group size, and how
 /// long detection and recovery took.
@@ -270,10 +305,11 @@ void print_view_changes(const Comm& comm, std::size_t& printed) {
       const auto& c = changes[printed];
       std::string removed;
       for (auto m : c.removed) removed += (removed.empty() ? "" : ", ") + std::to_string(m);
-      std::printf("view %llu: member%s %s failed; %zu members go on (detected after %.2f s, recovered after "
-                  "%.2f s)\n",
-                  static_cast<unsigned long long>(c.epoch), c.removed.size() == 1 ? "" : "s", removed.c_str(),
-                  c.live.size(), c.detection_seconds, c.recovery_seconds);
+      std::printf(
+          "view %llu: member%s %s failed; %zu members go on (detected after %.2f s, recovered after "
+          "%.2f s)\n",
+          static_cast<unsigned long long>(c.epoch), c.removed.size() == 1 ? "" : "s", removed.c_str(),
+          c.live.size(), c.detection_seconds, c.recovery_seconds);
       std::fflush(stdout);
     }
   }
@@ -318,11 +354,12 @@ class progress {
 /// which no member finished every epoch is an error, not a quiet exit 0.
 inline void finish(const launcher& launch, const settings& s, const row& r, const char* quality_name) {
   if (r.epoch == s.epochs) {
-    std::printf("final: %s=%.4f loss=%.5f seconds=%.3f bytes=%.0f epochs=%zu\n", quality_name, r.quality, r.loss,
-                r.seconds, r.bytes, s.epochs);
+    std::printf("final: %s=%.4f loss=%.5f seconds=%.3f bytes=%.0f epochs=%zu\n", quality_name, r.quality,
+                r.loss, r.seconds, r.bytes, s.epochs);
     std::fflush(stdout);
   } else if (launch.in_process()) {
-    throw std::runtime_error("the run did not complete: no member finished epoch " + std::to_string(s.epochs));
+    throw std::runtime_error("the run did not complete: no member finished epoch " +
+                             std::to_string(s.epochs));
   }
 }
 

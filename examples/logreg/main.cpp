@@ -16,9 +16,10 @@
 //  [1] main() starts the ranks -- R threads with dml::comm::inproc::run, or
 //      one per MPI process (trainer::launcher picks) -- and the loop moves
 //      into a function of the rank's transport context;
-//  [2] each rank takes its shard of the (once shuffled) training set:
-//      dml::data::shard{rank, R} -- together the ranks use every sample once
-//      per epoch;
+//  [2] each rank takes its shard of the (once shuffled) training set among
+//      the live members (trainer::epoch_samples, dml::data::shard::among) --
+//      together the ranks use every sample once per epoch, and after a
+//      failure the survivors take over the dead member's samples;
 //  [3] the model gets a distributed vector: make_vector<float>(comm, size,
 //      topology, consistency, dml::gather::average{});
 //  [4] after each local step: copy W into it, scatter(), gather(), copy the
@@ -103,9 +104,8 @@ trainer::row train(trainer::launcher& launch, const settings& s, std::size_t bat
   const std::vector<std::size_t> order = dml::data::permutation(n, s.seed);
   trainer::row last;
   launch.run([&](auto& comm) {  // [1]
-    const std::size_t rank = comm.rank(), ranks = comm.size();
-    std::vector<std::size_t> mine;  // [2] this rank's samples
-    for (std::size_t i : dml::data::shard{rank, ranks}.indices(n)) mine.push_back(order[i]);
+    const std::size_t ranks = comm.size();
+    trainer::epoch_samples mine;  // [2] this rank's samples (its shard among the live members)
     // [3] The model's distributed vector, and one for reporting (defaults:
     // bsp over all, average -- an exact mean over ranks, once per epoch).
     auto v = dml::make_vector<float>(comm, dim, Topology{}, Consistency{}, dml::gather::average{});
@@ -149,13 +149,15 @@ trainer::row train(trainer::launcher& launch, const settings& s, std::size_t bat
     std::vector<std::size_t> batch;
     for (std::size_t epoch = 1; epoch <= s.epochs; ++epoch) {
       const auto start = clock::now();
-      dml::data::shuffle(mine, s.seed + 1000003 * epoch + rank);
+      mine.next(comm, order, s, epoch);
+      const std::size_t per_step = mine.per_step();
       const float lr = s.lr / std::sqrt(static_cast<float>(epoch));  // a decaying step settles the noise
       for (std::size_t k = 0; k < steps; ++k) {
         // cb-size examples in minibatches of `batch` (the last one may be smaller)
-        for (std::size_t first = k * s.cb_size, end = first + s.cb_size; first < end; first += batch_size) {
-          batch.assign(mine.begin() + static_cast<std::ptrdiff_t>(first),
-                       mine.begin() + static_cast<std::ptrdiff_t>(std::min(end, first + batch_size)));
+        const auto& samples = mine.samples();
+        for (std::size_t first = k * per_step, end = first + per_step; first < end; first += batch_size) {
+          batch.assign(samples.begin() + static_cast<std::ptrdiff_t>(first),
+                       samples.begin() + static_cast<std::ptrdiff_t>(std::min(end, first + batch_size)));
           step(w, train, batch, lr);
         }
         // [4] Model averaging with the neighbours.

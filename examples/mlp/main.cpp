@@ -114,9 +114,8 @@ trainer::row train(trainer::launcher& launch, const settings& s, std::size_t ave
   trainer::row last;
   launch.run([&](auto& comm) {  // [1]
     using clock = std::chrono::steady_clock;
-    const std::size_t rank = comm.rank(), ranks = comm.size();
-    std::vector<std::size_t> mine;  // [2]
-    for (std::size_t i : dml::data::shard{rank, ranks}.indices(n)) mine.push_back(order[i]);
+    const std::size_t ranks = comm.size();
+    trainer::epoch_samples mine;                                // [2] its shard among the live members
     net model = initial(train.x.cols(), s.seed), grad = model;  // same start on every rank
     // [3] Per layer: a vector for its gradient and one for its parameters.
     auto make = [&](const layer& l) {
@@ -168,14 +167,18 @@ trainer::row train(trainer::launcher& launch, const settings& s, std::size_t ave
     };
 
     report(0, clock::now());
-    std::vector<std::size_t> batch(s.cb_size);
-    std::vector<int> yb(s.cb_size);
+    std::vector<std::size_t> batch;
+    std::vector<int> yb;
     for (std::size_t epoch = 1; epoch <= s.epochs; ++epoch) {
       const auto start = clock::now();
-      dml::data::shuffle(mine, s.seed + 1000003 * epoch + rank);
+      mine.next(comm, order, s, epoch);
+      const std::size_t per_step = mine.per_step();  // the minibatch: larger after a failure
+      batch.resize(per_step);
+      yb.resize(per_step);
       const float lr = s.lr / std::sqrt(static_cast<float>(epoch));
       for (std::size_t k = 0; k < steps; ++k) {
-        std::copy_n(mine.begin() + static_cast<std::ptrdiff_t>(k * s.cb_size), s.cb_size, batch.begin());
+        std::copy_n(mine.samples().begin() + static_cast<std::ptrdiff_t>(k * per_step), per_step,
+                    batch.begin());
         for (std::size_t i = 0; i < batch.size(); ++i) yb[i] = train.y[batch[i]];
         const trainer::matrix xb = train.x(batch, Eigen::all);
         gradient(model, xb, yb, grad);

@@ -100,14 +100,13 @@ trainer::row train(trainer::launcher& launch, const settings& s, const svm_optio
   trainer::row last;
   launch.run([&](auto& comm) {  // [1]
     using clock = std::chrono::steady_clock;
-    const std::size_t rank = comm.rank(), ranks = comm.size();
-    std::vector<std::size_t> mine;  // [2]
-    for (std::size_t i : dml::data::shard{rank, ranks}.indices(n)) mine.push_back(order[i]);
+    const std::size_t ranks = comm.size();
+    trainer::epoch_samples mine;  // [2] its shard among the live members
     // [3] [w, b], averaged and rescaled by the user's gather functor.
     auto v = dml::make_vector<float>(comm, d + 1, Topology{}, Consistency{},
                                      average_and_rescale{1.0f / std::sqrt(o.lambda)});
     auto mean = dml::make_vector<double>(comm, d + 3);
-    std::size_t changes_printed = 0;  // view-change lines printed
+    std::size_t changes_printed = 0;                                              // view-change lines printed
     Eigen::VectorXf w = Eigen::VectorXf::Zero(static_cast<Eigen::Index>(d + 1));  // bias last
     const std::size_t steps = n / ranks / s.cb_size;
     double t = 0, seconds = 0;
@@ -138,10 +137,11 @@ trainer::row train(trainer::launcher& launch, const settings& s, const svm_optio
     report(0, clock::now());
     for (std::size_t epoch = 1; epoch <= s.epochs; ++epoch) {
       const auto start = clock::now();
-      dml::data::shuffle(mine, s.seed + 1000003 * epoch + rank);
+      mine.next(comm, order, s, epoch);
+      const std::size_t per_step = mine.per_step();
       for (std::size_t k = 0; k < steps; ++k) {
-        for (std::size_t j = k * s.cb_size; j < (k + 1) * s.cb_size; ++j) {  // Bottou's step
-          const auto i = static_cast<Eigen::Index>(mine[j]);
+        for (std::size_t j = k * per_step; j < (k + 1) * per_step; ++j) {  // Bottou's step
+          const auto i = static_cast<Eigen::Index>(mine.samples()[j]);
           const float eta = static_cast<float>(1.0 / (double{o.lambda} * (t++ + t0)));
           const float y = train.y[i];
           const float score =

@@ -53,3 +53,26 @@ TEST_CASE("a seeded shuffle is a deterministic permutation") {
   REQUIRE(dml::data::permutation(0, 1).empty());
   REQUIRE(dml::data::permutation(1, 1) == std::vector<std::size_t>{0});
 }
+
+TEST_CASE("shards among the survivors of a view cover every sample once") {
+  const std::size_t n = 103;
+  const std::vector<std::size_t> survivors{0, 1, 3, 4, 6};  // members 2 and 5 failed
+  for (auto layout : {dml::data::shard_layout::strided, dml::data::shard_layout::contiguous}) {
+    std::vector<int> uses(n, 0);
+    for (std::size_t m : survivors) {
+      const auto s = dml::data::shard::among(survivors, m, layout);
+      CHECK(s.members == survivors.size());
+      for (std::size_t i : s.indices(n)) ++uses[i];
+    }
+    for (std::size_t i = 0; i < n; ++i) REQUIRE(uses[i] == 1);
+  }
+  // Positions, not ids: member 3 is the third survivor.
+  CHECK(dml::data::shard::among(survivors, 3).member == 2);
+}
+
+TEST_CASE("a shard among members that do not include the caller is a config_error") {
+  const std::vector<std::size_t> live{0, 2, 3};
+  CHECK_THROWS_AS(dml::data::shard::among(live, 1), dml::config_error);
+  CHECK_THROWS_AS(dml::data::shard::among(std::vector<std::size_t>{}, 0), dml::config_error);
+  CHECK_THROWS_AS(dml::data::shard::among(std::vector<std::size_t>{0, 3, 2}, 0), dml::config_error);
+}

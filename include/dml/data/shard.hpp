@@ -30,6 +30,37 @@ struct shard {
   std::size_t members = 1;
   shard_layout layout = shard_layout::strided;
 
+  /// Member `me`'s shard among the live members of a membership view
+  /// (`view.live`, ascending member ids): the shard of its position among
+  /// them. After a failure the survivors' shards over the new view cover
+  /// the dead member's samples too, so every sample is still used once per
+  /// epoch. Throws config_error when `me` is not live or `live` is not
+  /// strictly ascending.
+  template <class Live>
+  [[nodiscard]] static shard among(const Live& live, std::size_t me,
+                                   shard_layout how = shard_layout::strided) {
+    std::size_t position = 0, count = 0;
+    bool found = false, first = true;
+    std::size_t previous = 0;
+    for (const auto m : live) {
+      const auto id = static_cast<std::size_t>(m);
+      if (!first && id <= previous)
+        throw config_error("dml::data::shard::among: the live members are not in ascending order (" +
+                           std::to_string(previous) + " before " + std::to_string(id) + ")");
+      if (id == me) {
+        found = true;
+        position = count;
+      }
+      previous = id;
+      first = false;
+      ++count;
+    }
+    if (!found)
+      throw config_error("dml::data::shard::among: member " + std::to_string(me) +
+                         " is not among the live members");
+    return shard{position, count, how};
+  }
+
   /// Throws config_error unless member < members.
   void validate() const {
     if (members == 0 || member >= members)

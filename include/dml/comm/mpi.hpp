@@ -616,8 +616,10 @@ class mpi::segment {
     if (!detail::mpi_impl::finalized() && !detail::mpi_impl::broken()) {
       try {
         flush_all();
-        detail::mpi_impl::barrier(static_cast<MPI_Comm>(ctx_->comm_), ctx_->wait_limit_, who,
-                                  [this] { ctx_->progress(); });
+        detail::mpi_impl::barrier(static_cast<MPI_Comm>(ctx_->comm_), ctx_->wait_limit_, who, [this] {
+          ctx_->progress();
+          ctx_->watch("the release of a vector's segment");
+        });
       } catch (...) {  // marked broken by the failing step
       }
     }

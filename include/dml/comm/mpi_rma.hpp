@@ -522,7 +522,9 @@ class mpi_rma::segment {
     if (ok) {
       try {
         flush_all();
-        detail::mpi_impl::barrier(comm_, ctx_->wait_limit_, who, [] {});
+        // Heartbeats on: a member that died during the last round ends this
+        // wait at once instead of after the wait limit.
+        detail::mpi_impl::barrier(comm_, ctx_->wait_limit_, who, [this] { ctx_->watch(); });
       } catch (...) {
         ok = false;  // marked broken by the failing step
       }

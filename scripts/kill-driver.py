@@ -17,9 +17,10 @@ Every run must end in one of these ways:
   error     every survivor that did not finish exits non-zero within
             2x the heartbeat timeout of the kill (plus --slack), and some
             message names the dead member;
-  error-in-MPI_Init  killed inside MPI_Init, before any heartbeat exists:
-            the survivors exit non-zero after DML_STARTUP_TIMEOUT_MS
-            (--startup-timeout-ms) and say so, without a name.
+  error-at-start-up  killed inside MPI_Init or the start-up collectives
+            before any heartbeat exists: the survivors exit non-zero after
+            DML_STARTUP_TIMEOUT_MS (--startup-timeout-ms; max(4x heartbeat,
+            10 s) after MPI_Init) and say so, without a name.
 Anything else is a failure: a hang (no end within the limit), exit status 0
 without a complete result (a lie), or an error that does not name the dead
 member. Open MPI 4.1's mpirun returns 0 under --enable-recovery whatever its
@@ -209,13 +210,14 @@ def classify(a, run, reference):
     bound = 2 * a.heartbeat_ms / 1000 + a.slack
     after = run.seconds - run.killed_at
     named = re.search(rf"member {run.victim}\b", run.output) is not None
-    if not named and "MPI_Init_thread (start-up) did not return" in run.output:
-        # Killed inside MPI_Init: no heartbeat exists yet, so the survivors
-        # can only give up after the start-up timeout, without a name.
-        bound = a.startup_timeout_ms / 1000 + a.slack
+    if not named and "(start-up) did not return" in run.output:
+        # Killed inside MPI_Init or the start-up collectives right after it:
+        # no heartbeat exists yet, so the survivors can only give up after
+        # the start-up bound, without a name.
+        bound = max(a.startup_timeout_ms / 1000, 4 * a.heartbeat_ms / 1000, 10) + a.slack
         if after > bound:
             return "SLOW", f"start-up error {after:.1f} s after the kill (bound {bound:.1f} s)"
-        return "error-in-MPI_Init", f"exit {sorted(set(s for s in statuses if s))} {after:.1f} s after the kill"
+        return "error-at-start-up", f"exit {sorted(set(s for s in statuses if s))} {after:.1f} s after the kill"
     if not named:
         return "UNNAMED", f"exit {sorted(set(statuses))} without naming member {run.victim}"
     if after > bound:

@@ -160,9 +160,7 @@ class mpi_rma {
   void set_min_survivors(std::size_t n) noexcept { min_survivors_ = n; }
   [[nodiscard]] std::size_t min_survivors() const noexcept { return min_survivors_; }
   /// How long a member's heartbeat may stall before it is suspected.
-  void set_heartbeat_timeout(std::chrono::steady_clock::duration t) noexcept {
-    monitor_.set_heartbeat_timeout(t);
-  }
+  void set_heartbeat_timeout(std::chrono::steady_clock::duration t) { monitor_.set_heartbeat_timeout(t); }
   [[nodiscard]] std::chrono::steady_clock::duration heartbeat_timeout() const noexcept {
     return monitor_.heartbeat_timeout();
   }
@@ -283,14 +281,8 @@ class mpi_rma {
         throw config_error(std::string(who) + ": DML_FAILURE_POLICY is '" + v +
                            "'; use 'tolerate' or 'abort'");
     }
-    if (const char* p = std::getenv("DML_MIN_SURVIVORS")) {
-      char* end = nullptr;
-      const long count = std::strtol(p, &end, 10);
-      if (end == p || *end != '\0' || count < 0 || static_cast<std::size_t>(count) > size_)
-        throw config_error(std::string(who) + ": DML_MIN_SURVIVORS is '" + p + "'; give a number from 0 to " +
-                           std::to_string(size_) + " (the group's size)");
-      min_survivors_ = static_cast<std::size_t>(count);
-    }
+    min_survivors_ = static_cast<std::size_t>(impl::number_from_env(
+        "DML_MIN_SURVIVORS", 0, 0, static_cast<long>(size_), who, "a number of members"));
     monitor_.start(world_, rank_, size_, shared_windows_, heartbeat, startup_limit, who);
   }
 

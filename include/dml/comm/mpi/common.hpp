@@ -96,6 +96,21 @@ inline void check_peer(int rc, const char* who, const char* call, member_id peer
   throw peer_failure(peer, m);
 }
 
+/// The whole number in environment variable `name`, or `fallback` when it
+/// is unset. Anything but a whole number in [min, max] is a config_error
+/// naming the variable and the range (`unit` says what is counted).
+inline long number_from_env(const char* name, long fallback, long min, long max, const char* who,
+                            const char* unit) {
+  const char* p = std::getenv(name);
+  if (p == nullptr) return fallback;
+  char* end = nullptr;
+  const long v = std::strtol(p, &end, 10);
+  if (end == p || *end != '\0' || v < min || v > max)
+    throw config_error(std::string(who) + ": " + name + " is '" + p + "'; give " + unit + " between " +
+                       std::to_string(min) + " and " + std::to_string(max));
+  return v;
+}
+
 /// Starts MPI when nobody has, counts the dml contexts using it and finalizes
 /// after the last one when dml started it. A context holds one of these as
 /// its first member, so it is torn down after everything else.
@@ -122,14 +137,9 @@ class environment {
       int rc = MPI_SUCCESS;
       // No member can be named yet (there are no heartbeats before MPI runs):
       // the bound is time alone, DML_STARTUP_TIMEOUT_MS when set.
-      if (const char* p = std::getenv("DML_STARTUP_TIMEOUT_MS")) {
-        char* end = nullptr;
-        const long ms = std::strtol(p, &end, 10);
-        if (end == p || *end != '\0' || ms < 100 || ms > 86'400'000)
-          throw config_error(std::string(who) + ": DML_STARTUP_TIMEOUT_MS is '" + p +
-                             "'; give milliseconds between 100 and 86400000");
-        limit = std::chrono::milliseconds(ms);
-      }
+      if (std::getenv("DML_STARTUP_TIMEOUT_MS") != nullptr)
+        limit = std::chrono::milliseconds(
+            number_from_env("DML_STARTUP_TIMEOUT_MS", 0, 100, 86'400'000, who, "milliseconds"));
       {
         watchdog::scope guard(who, "MPI_Init_thread (start-up)", limit);
         rc = MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);

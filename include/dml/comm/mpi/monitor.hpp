@@ -45,16 +45,8 @@ namespace detail::mpi_impl {
 
 /// The heartbeat timeout: DML_HEARTBEAT_TIMEOUT_MS when set, else 1 s.
 inline std::chrono::milliseconds heartbeat_timeout_from_env(const char* who) {
-  std::chrono::milliseconds heartbeat{1000};
-  if (const char* p = std::getenv("DML_HEARTBEAT_TIMEOUT_MS")) {
-    char* end = nullptr;
-    const long ms = std::strtol(p, &end, 10);
-    if (end == p || *end != '\0' || ms < 10 || ms > 3'600'000)
-      throw config_error(std::string(who) + ": DML_HEARTBEAT_TIMEOUT_MS is '" + p +
-                         "'; give milliseconds between 10 and 3600000");
-    heartbeat = std::chrono::milliseconds(ms);
-  }
-  return heartbeat;
+  return std::chrono::milliseconds(
+      number_from_env("DML_HEARTBEAT_TIMEOUT_MS", 1000, 10, 3'600'000, who, "milliseconds"));
 }
 
 /// Until the fault monitor runs there are no heartbeats, so the start-up

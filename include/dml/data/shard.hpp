@@ -39,12 +39,11 @@ struct shard {
   template <class Live>
   [[nodiscard]] static shard among(const Live& live, std::size_t me,
                                    shard_layout how = shard_layout::strided) {
-    std::size_t position = 0, count = 0;
-    bool found = false, first = true;
-    std::size_t previous = 0;
+    std::size_t position = 0, count = 0, previous = 0;
+    bool found = false;
     for (const auto m : live) {
       const auto id = static_cast<std::size_t>(m);
-      if (!first && id <= previous)
+      if (count != 0 && id <= previous)
         throw config_error("dml::data::shard::among: the live members are not in ascending order (" +
                            std::to_string(previous) + " before " + std::to_string(id) + ")");
       if (id == me) {
@@ -52,7 +51,6 @@ struct shard {
         position = count;
       }
       previous = id;
-      first = false;
       ++count;
     }
     if (!found)

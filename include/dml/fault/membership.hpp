@@ -102,7 +102,6 @@ class vector_registry {
                                            std::to_string(epoch) + " and the failure policy is abort");
 }
 
-/// Members of `before` missing from `after` (both ascending).
 /// What every survivor throws when a view change leaves fewer members than
 /// the tolerate policy's minimum (a guard against going on as a small
 /// partition of the group).
@@ -117,6 +116,7 @@ class vector_registry {
                           " survivors (min_survivors), so every survivor stops");
 }
 
+/// Members of `before` missing from `after` (both ascending).
 [[nodiscard]] inline std::vector<member_id> removed_members(const std::vector<member_id>& before,
                                                             const std::vector<member_id>& after) {
   std::vector<member_id> out;

@@ -137,9 +137,9 @@ class environment {
       int rc = MPI_SUCCESS;
       // No member can be named yet (there are no heartbeats before MPI runs):
       // the bound is time alone, DML_STARTUP_TIMEOUT_MS when set.
-      if (std::getenv("DML_STARTUP_TIMEOUT_MS") != nullptr)
-        limit = std::chrono::milliseconds(
-            number_from_env("DML_STARTUP_TIMEOUT_MS", 0, 100, 86'400'000, who, "milliseconds"));
+      limit = std::chrono::milliseconds(number_from_env(
+          "DML_STARTUP_TIMEOUT_MS", std::chrono::duration_cast<std::chrono::milliseconds>(limit).count(), 100,
+          86'400'000, who, "milliseconds"));
       {
         watchdog::scope guard(who, "MPI_Init_thread (start-up)", limit);
         rc = MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);

@@ -299,8 +299,8 @@ class epoch_samples {
 /// long detection and recovery took.
 template <class Comm>
 void print_view_changes(const Comm& comm, std::size_t& printed) {
-  if constexpr (requires { comm.view_changes(); }) {
-    const auto& changes = comm.view_changes();
+  {
+    const auto& changes = dml::fault::view_changes(comm);
     for (; printed < changes.size(); ++printed) {
       const auto& c = changes[printed];
       std::string removed;

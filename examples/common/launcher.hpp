@@ -89,13 +89,6 @@ class launcher {
     throw usage_error("allreduce_mean needs an MPI transport");
   }
 
-  /// Settings of the in-process group (failure policy, wait limit, fault
-  /// and straggler injection); the MPI transports do not use them.
-  void set_inproc_options(dml::comm::inproc::options o) {
-    for (const auto& k : inproc_options_.kill_at) o.kill_at.push_back(k);  // --kill-after
-    inproc_options_ = std::move(o);
-  }
-
   /// Whether the ranks are threads of this process.
   [[nodiscard]] bool in_process() const noexcept {
 #if DML_EXAMPLES_MPI

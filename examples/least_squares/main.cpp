@@ -123,10 +123,8 @@ template <class Topology, class Consistency>
 outcome train(trainer::launcher& launch, const settings& s, const dataset& data, bool verbose) {
   outcome result;
   launch.run([&](auto& comm) {
-    // --on-failure: in-process ranks get it through the launcher's options;
-    // mpi_rma takes it here (otherwise its default or DML_FAILURE_POLICY).
-    if constexpr (requires { comm.set_failure_policy(s.on_failure); })
-      if (s.on_failure_given) comm.set_failure_policy(s.on_failure);
+    // --on-failure (otherwise the default, tolerate, or DML_FAILURE_POLICY).
+    if (s.on_failure_given) dml::fault::set_policy(comm, s.on_failure);
     const auto ranks = static_cast<Eigen::Index>(comm.size()), rank = static_cast<Eigen::Index>(comm.rank());
     const auto b = static_cast<Eigen::Index>(s.batch), dim = static_cast<Eigen::Index>(s.dim);
     // The one distributed vector training needs: it carries each step's
@@ -193,8 +191,7 @@ outcome train(trainer::launcher& launch, const settings& s, const dataset& data,
       seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       report(epoch);
     }
-    if constexpr (requires { comm.view_changes(); })
-      if (rank == 0) result.changes = comm.view_changes();
+    if (rank == 0) result.changes = dml::fault::view_changes(comm);
   });
   return result;
 }
@@ -383,9 +380,6 @@ settings parse(int argc, char** argv) {
   if (s.transport != "inproc" && !s.kills.empty())
     throw usage_error("--kill stops an in-process rank (--transport inproc); with " + s.transport +
                       " kill an MPI process from outside, e.g. with kill -9; see docs/fault-tolerance.md");
-  if (s.transport == "mpi" && s.on_failure_given)
-    throw usage_error(
-        "--on-failure needs a transport that can shrink its group (inproc or mpi_rma); mpi cannot");
   if (s.check && !s.kills.empty())
     throw usage_error("--check-against-single compares runs without failures; drop --kill");
   check_kills(s);
@@ -441,7 +435,7 @@ ranks that average gradients or models with a dml distributed vector.
                          training step STEP (from 1, counted over all epochs)
                          as if its process died; repeatable. Under MPI kill a
                          process from outside (kill -9; docs/fault-tolerance.md)
-  --on-failure WHAT      tolerate | abort (inproc, mpi_rma), default tolerate:
+  --on-failure WHAT      tolerate | abort, default tolerate:
                          the survivors rebuild their vectors over themselves
                          and go on, or every survivor stops with an error
                          naming the dead
@@ -463,9 +457,6 @@ int main(int argc, char** argv) {
   }
   try {
     trainer::launcher launch(s.transport, s.ranks, argc, argv);  // starts MPI for mpi_rma / mpi
-    dml::comm::inproc::options group;
-    group.on_failure = s.on_failure;
-    launch.set_inproc_options(group);
     require_enough_samples(s);
     const dataset data = generate(s);
     if (s.check) return check_against_single(s, data);

@@ -84,12 +84,13 @@ run_result run_with_kills(std::size_t kills, std::uint64_t seed) {
         outcome out;
         out.rank = c.rank();
         out.view = c.view();
-        for (const auto& ch : c.view_changes()) out.changes.push_back(ch.live);
+        for (const auto& ch : dml::fault::view_changes(c)) out.changes.push_back(ch.live);
         out.connected = dml::topology::is_strongly_connected(v.graph());
         out.epoch_matches = v.epoch() == c.view().epoch;
         out.value.assign(v.span().begin(), v.span().end());
         std::lock_guard lock(mutex);
-        for (const auto& ch : c.view_changes()) result.detection_seconds.push_back(ch.detection_seconds);
+        for (const auto& ch : dml::fault::view_changes(c))
+          result.detection_seconds.push_back(ch.detection_seconds);
         result.survivors.push_back(std::move(out));
       },
       o);
@@ -169,8 +170,8 @@ TEST_CASE("detection and recovery times are recorded for every view change") {
         v.gather();
       }
       v.barrier();
-      REQUIRE(c.view_changes().size() == 1);
-      const auto& ch = c.view_changes().front();
+      REQUIRE(dml::fault::view_changes(c).size() == 1);
+      const auto& ch = dml::fault::view_changes(c).front();
       REQUIRE(ch.removed == std::vector<member_id>{5});
       REQUIRE(ch.epoch == 1);
       REQUIRE(ch.detection_seconds >= 0);
@@ -255,28 +256,24 @@ TEST_CASE("the abort policy: every survivor gets peer_failure naming the dead me
   for (member_id victim : {1u, 4u, 7u}) {
     std::atomic<int> named{0};
     std::atomic<int> other{0};
-    inproc::options o;
-    o.on_failure = dml::fault::policy::abort;
-    inproc::run(
-        members,
-        [&](inproc::context& c) {
-          auto v = dml::make_vector<float>(c, 8, dml::consistency::notify_ack{}, dml::topology::halton{});
-          try {
-            for (int r = 0; r < 100; ++r) {
-              if (c.rank() == victim && r == 10) c.stop();
-              v.scatter();
-              v.gather();
-            }
-            ++other;  // finished without noticing: wrong
-          } catch (const dml::peer_failure& e) {
-            const std::string what = e.what();
-            if (e.rank() == victim && what.find("abort") != std::string::npos)
-              ++named;
-            else
-              ++other;
-          }
-        },
-        o);
+    inproc::run(members, [&](inproc::context& c) {
+      dml::fault::set_policy(c, dml::fault::policy::abort);
+      auto v = dml::make_vector<float>(c, 8, dml::consistency::notify_ack{}, dml::topology::halton{});
+      try {
+        for (int r = 0; r < 100; ++r) {
+          if (c.rank() == victim && r == 10) c.stop();
+          v.scatter();
+          v.gather();
+        }
+        ++other;  // finished without noticing: wrong
+      } catch (const dml::peer_failure& e) {
+        const std::string what = e.what();
+        if (e.rank() == victim && what.find("abort") != std::string::npos)
+          ++named;
+        else
+          ++other;
+      }
+    });
     INFO("victim " << victim);
     REQUIRE(named.load() == static_cast<int>(members) - 1);
     REQUIRE(other.load() == 0);
@@ -301,7 +298,7 @@ TEST_CASE("a topology that cannot be built over the survivors is a config_error 
   REQUIRE(clear.load() == 3);
 }
 
-TEST_CASE("recover() on the context moves it to the survivors' view; barriers then skip the dead") {
+TEST_CASE("fault::recover moves a context to the survivors' view; barriers then skip the dead") {
   std::atomic<int> done{0};
   inproc::run(5, [&](inproc::context& c) {
     if (c.rank() == 3) c.stop();
@@ -311,13 +308,13 @@ TEST_CASE("recover() on the context moves it to the survivors' view; barriers th
         break;
       } catch (const dml::peer_failure& e) {
         REQUIRE(e.rank() == 3);
-        c.recover();
+        dml::fault::recover(c);
       }
     }
     REQUIRE(c.view().epoch == 1);
     REQUIRE(c.view().live == std::vector<member_id>{0, 1, 2, 4});
     c.barrier();
-    c.recover();  // nothing new: returns at once
+    dml::fault::recover(c);  // nothing new: returns at once
     REQUIRE(c.view().epoch == 1);
     const std::byte mine{static_cast<unsigned char>(c.rank())};
     const auto all = c.exchange(std::span(&mine, 1));
@@ -333,30 +330,26 @@ TEST_CASE("min_survivors: a view below the minimum stops every survivor with pee
   std::atomic<int> stopped_clearly{0};
   std::atomic<int> other{0};
   std::atomic<int> first_survived{0};
-  inproc::options o;
-  o.min_survivors = 7;
-  inproc::run(
-      members,
-      [&](inproc::context& c) {
-        auto v = dml::make_vector<float>(c, 8, dml::consistency::bsp{}, dml::topology::all{});
-        try {
-          for (int r = 0; r < 100; ++r) {
-            if (c.rank() == 2 && r == 10) c.stop();
-            if (c.rank() == 5 && r == 30) c.stop();
-            v.scatter();
-            v.gather();
-            if (r == 20 && c.view().live.size() == members - 1) ++first_survived;
-          }
-          ++other;  // went on below the minimum: wrong
-        } catch (const dml::peer_failure& e) {
-          const std::string what = e.what();
-          if (e.rank() == 5 && what.find("fewer than the minimum of 7") != std::string::npos)
-            ++stopped_clearly;
-          else
-            ++other;
-        }
-      },
-      o);
+  inproc::run(members, [&](inproc::context& c) {
+    dml::fault::set_min_survivors(c, 7);
+    auto v = dml::make_vector<float>(c, 8, dml::consistency::bsp{}, dml::topology::all{});
+    try {
+      for (int r = 0; r < 100; ++r) {
+        if (c.rank() == 2 && r == 10) c.stop();
+        if (c.rank() == 5 && r == 30) c.stop();
+        v.scatter();
+        v.gather();
+        if (r == 20 && c.view().live.size() == members - 1) ++first_survived;
+      }
+      ++other;  // went on below the minimum: wrong
+    } catch (const dml::peer_failure& e) {
+      const std::string what = e.what();
+      if (e.rank() == 5 && what.find("fewer than the minimum of 7") != std::string::npos)
+        ++stopped_clearly;
+      else
+        ++other;
+    }
+  });
   CHECK(first_survived.load() ==
         static_cast<int>(members) - 1);  // all but member 2 passed round 20 in view 1
   REQUIRE(stopped_clearly.load() == static_cast<int>(members) - 2);

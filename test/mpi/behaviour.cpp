@@ -406,8 +406,8 @@ TEST_CASE("fault: a member that dies mid-run is reported by name to the survivor
   const dml::member_id victim = 0;
   c.set_wait_limit(3s);
   [](auto& cc) {  // recovery has its own test below
-    if constexpr (requires { cc.set_failure_policy(dml::fault::policy::abort); })
-      cc.set_failure_policy(dml::fault::policy::abort);
+    if constexpr (dml::comm::shrinkable_transport<std::remove_reference_t<decltype(cc)>>)
+      dml::fault::set_policy(cc, dml::fault::policy::abort);
   }(c);
   const auto victim_name = "member " + std::to_string(victim);
   std::string outcome;
@@ -443,7 +443,7 @@ TEST_CASE("fault: a member that dies mid-run is reported by name to the survivor
 namespace {
 template <class Context>
 void survive_a_killed_member(Context& c) {
-  if constexpr (!requires { c.recover(); }) {
+  if constexpr (!dml::comm::shrinkable_transport<Context>) {
     WARN("this transport cannot shrink its group (fault::policy::abort only)");
     return;
   } else {
@@ -471,8 +471,8 @@ void survive_a_killed_member(Context& c) {
     REQUIRE(c.view().epoch == 0);
     const auto mine = run(dml::consistency::notify_ack{}, dml::topology::halton{}, 30);
     REQUIRE(c.view().epoch == 1);
-    REQUIRE(c.view_changes().size() == 1);
-    REQUIRE(c.view_changes()[0].removed == std::vector<dml::member_id>{victim});
+    REQUIRE(dml::fault::view_changes(c).size() == 1);
+    REQUIRE(dml::fault::view_changes(c)[0].removed == std::vector<dml::member_id>{victim});
     std::vector<dml::member_id> expected;
     for (dml::member_id m = 0; m < c.size(); ++m)
       if (m != victim) expected.push_back(m);
@@ -492,7 +492,7 @@ void survive_a_killed_member(Context& c) {
     std::printf(
         "dml-mpi-test: rank %zu: view %llu of %zu members; detected after %.3f s, rebuilt after %.3f s\n",
         c.rank(), static_cast<unsigned long long>(c.view().epoch), c.view().live.size(),
-        c.view_changes()[0].detection_seconds, c.view_changes()[0].recovery_seconds);
+        dml::fault::view_changes(c)[0].detection_seconds, dml::fault::view_changes(c)[0].recovery_seconds);
   }
 }
 
@@ -509,8 +509,8 @@ TEST_CASE("config: bad values of mpi_rma's environment variables are config_erro
     const char* value;
   };
   for (const auto& [name, value] :
-       {variable{"DML_RMA_WINDOW", "huge"}, variable{"DML_FAILURE_POLICY", "ignore"},
-        variable{"DML_HEARTBEAT_TIMEOUT_MS", "5"}, variable{"DML_HEARTBEAT_TIMEOUT_MS", "1s"}}) {
+       {variable{"DML_RMA_WINDOW", "huge"}, variable{"DML_HEARTBEAT_TIMEOUT_MS", "5"},
+        variable{"DML_HEARTBEAT_TIMEOUT_MS", "1s"}}) {
     INFO(name << "=" << value);
     ::setenv(name, value, 1);
     try {
@@ -526,3 +526,30 @@ TEST_CASE("config: bad values of mpi_rma's environment variables are config_erro
   world().barrier();  // the group still works
 }
 #endif
+
+namespace {
+template <class Context>
+void check_fault_settings_from_env() {
+  if constexpr (dml::comm::shrinkable_transport<Context>) {
+    for (const char* name : {"DML_FAILURE_POLICY", "DML_MIN_SURVIVORS"}) {
+      INFO(name);
+      ::setenv(name, "ignore", 1);
+      // The settings are read when the context's fault state is first made:
+      // a fresh context has none yet.
+      Context fresh(MPI_COMM_WORLD);
+      try {
+        (void)dml::fault::failure_policy(fresh);
+        FAIL("no config_error");
+      } catch (const dml::config_error& e) {
+        CHECK(std::string(e.what()).find(name) != std::string::npos);
+      }
+      ::unsetenv(name);
+    }
+  }
+}
+}  // namespace
+
+TEST_CASE("config: bad fault settings in the environment are config_errors naming them", "[config]") {
+  check_fault_settings_from_env<transport>();
+  world().barrier();
+}

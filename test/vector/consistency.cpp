@@ -195,19 +195,15 @@ TEST_CASE("ssp<S>: a member blocks when its neighbour lags by more than S, and n
 
 TEST_CASE("under the abort policy a dead in-neighbour is a peer_failure, not a hang") {
   auto run_with = [](auto cons) {
-    inproc::options o;
-    o.on_failure = dml::fault::policy::abort;
-    inproc::run(
-        3,
-        [&](inproc::context& c) {
-          auto v = dml::make_vector<float>(c, 4, cons, dml::topology::ring{});
-          for (int r = 0; r < 5; ++r) {  // ssp<1> notices once member 0 lags by more than 1
-            if (c.rank() == 0 && r == 1) c.stop();
-            v.scatter();
-            v.gather();
-          }
-        },
-        o);
+    inproc::run(3, [&](inproc::context& c) {
+      dml::fault::set_policy(c, dml::fault::policy::abort);
+      auto v = dml::make_vector<float>(c, 4, cons, dml::topology::ring{});
+      for (int r = 0; r < 5; ++r) {  // ssp<1> notices once member 0 lags by more than 1
+        if (c.rank() == 0 && r == 1) c.stop();
+        v.scatter();
+        v.gather();
+      }
+    });
   };
   REQUIRE_THROWS_AS(run_with(dml::consistency::bsp{}), dml::peer_failure);
   REQUIRE_THROWS_AS(run_with(dml::consistency::notify_ack{}), dml::peer_failure);

@@ -6,6 +6,7 @@
 /// end is compiled once per element type, not once per transport detail.
 #pragma once
 
+#include <dml/comm/attributes.hpp>
 #include <dml/detail/policy.hpp>
 #include <dml/fwd.hpp>
 
@@ -90,6 +91,40 @@ concept transport = detail::fills_slot_v<C, slot::transport> && segment<typename
   {c.barrier()};
   { c.exchange(rec) } -> std::same_as<std::vector<std::vector<std::byte>>>;
   { c.create_segment(n, n) } -> std::same_as<typename C::segment_type>;
+};
+
+/// What `agree_on_survivors` reports: the view the survivors agreed on and
+/// switched to, and how long the failure took to detect.
+struct agreement {
+  membership_view view;
+  /// From the failure of the first member removed (as well as the transport
+  /// can tell: the death of a thread, or the last heartbeat seen) to the
+  /// agreed view; 0 when nothing changed.
+  double detection_seconds = 0;
+};
+
+/// A transport whose group can shrink: besides moving bytes it detects
+/// failures and offers one agreement primitive. Everything else about
+/// failures (the policy, the view history, rebuilding vectors, the recover
+/// loop) lives in dml/fault/membership.hpp.
+///
+/// - `check_view()`: throws `dml::peer_failure` when other members started
+///   agreeing on a newer view (cheap: vectors call it in every wait).
+/// - `agree_on_survivors(deadline)`: collective over the live members of
+///   the current view; agrees with them on the view without every member
+///   known or suspected to have failed, switches this context to it (new
+///   group, segments of the old view left to die with it) and returns it.
+///   Returns the current view at once when no failure is known. Throws
+///   `dml::peer_failure` when this member was excluded and `dml::timeout`
+///   past the deadline.
+/// - `attributes()`: storage for the layers above (fault tolerance).
+template <class C>
+concept shrinkable_transport = transport<C> &&
+    requires(C& c, const C& cc, std::chrono::steady_clock::time_point deadline) {
+  {cc.check_view()};
+  { c.agree_on_survivors(deadline) } -> std::same_as<agreement>;
+  { c.attributes() } -> std::same_as<attributes&>;
+  { cc.attributes() } -> std::same_as<const attributes&>;
 };
 
 }  // namespace comm

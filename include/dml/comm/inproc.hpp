@@ -5,9 +5,10 @@
 /// straggler injection.
 #pragma once
 
+#include <dml/comm/attributes.hpp>
 #include <dml/comm/concepts.hpp>
+#include <dml/detail/members.hpp>
 #include <dml/error.hpp>
-#include <dml/fault/membership.hpp>
 #include <dml/fwd.hpp>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -50,16 +52,9 @@ struct options {
   std::vector<std::pair<member_id, std::chrono::steady_clock::time_point>> kill_at{};
   /// Seed of the per-rank random delay generators.
   std::uint64_t seed = 0x5eed;
-  /// What vectors do when a member fails: rebuild over the survivors and go
-  /// on (`tolerate`), or throw `dml::peer_failure` naming it on every
-  /// survivor (`abort`). Operations on the context itself (barrier,
-  /// exchange) throw `dml::peer_failure` either way; `context::recover()`
-  /// moves the context to the survivors' view.
-  fault::policy on_failure = fault::policy::tolerate;
-  /// Under `tolerate`: a view change that leaves fewer members than this
-  /// makes every survivor throw `dml::peer_failure` instead of going on
-  /// (0: any number of survivors goes on).
-  std::size_t min_survivors = 0;
+  // What vectors do when a member fails is not a transport setting: see
+  // dml::fault::set_policy and dml::fault::set_min_survivors
+  // (dml/fault/membership.hpp).
 };
 
 /// Thrown inside a rank that was stopped by `context::stop()` or
@@ -117,14 +112,20 @@ struct world {
   std::vector<bool> arrived;
   std::vector<std::vector<std::byte>> records;
   std::shared_ptr<const std::vector<std::vector<std::byte>>> result;
-  // segments[i][r]: member r's memory of the i-th segment created.
-  std::vector<std::vector<std::shared_ptr<memory>>> segments;
+  // Segments being created: (view epoch, n-th segment in that view) ->
+  // every member's part, until each member of the view has picked it up.
+  struct pending_segment {
+    std::vector<std::shared_ptr<memory>> parts;
+    std::size_t picked = 0;
+  };
+  std::map<std::pair<std::uint64_t, std::size_t>, pending_segment> segments;
   // Membership. The in-process failure detector is perfect: a member that
   // stopped or threw is dead, and the survivors' agreement is a decision
   // taken once under `mutex` that every survivor then adopts.
   std::atomic<std::uint64_t> epoch{0};  // == current.epoch, readable without the lock
   comm::membership_view current;
-  std::vector<fault::view_change> history;  // history[e] led to epoch e + 1
+  // detection[e]: seconds from the first failure to the agreement on view e + 1.
+  std::vector<double> detection;
   std::vector<std::chrono::steady_clock::time_point> failed_at;
 
   // Sets a final state; a failure is time-stamped for the detection figures
@@ -146,27 +147,18 @@ struct world {
     next.epoch = current.epoch + 1;
     // A member that returned from its function cannot take part in a
     // rebuild either: it leaves with the dead (but alone triggers nothing).
-    std::vector<member_id> removed;
     std::vector<member_id> dead;
     for (member_id m : current.live) {
       const auto s = states[m].load(std::memory_order_acquire);
-      if (s == state::running) {
+      if (s == state::running)
         next.live.push_back(m);
-        continue;
-      }
-      removed.push_back(m);
-      if (s != state::finished) dead.push_back(m);
+      else if (s != state::finished)
+        dead.push_back(m);
     }
     if (dead.empty()) return false;
     auto first = failed_at[dead.front()];
     for (member_id m : dead) first = std::min(first, failed_at[m]);
-    fault::view_change change;
-    change.epoch = next.epoch;
-    change.removed = removed;
-    change.live = next.live;
-    change.detection_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - first).count();
-    history.push_back(std::move(change));
+    detection.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - first).count());
     current = std::move(next);
     // A rendezvous of the old view can never complete: its waiters notice
     // the new epoch and leave.
@@ -291,16 +283,11 @@ class context {
   [[nodiscard]] member_id rank() const noexcept { return rank_; }
   [[nodiscard]] std::size_t size() const noexcept { return world_->size; }
   /// The view this member works in: epoch and live set. It changes only
-  /// in `recover()`; until then failures show as `alive(m) == false` and as
-  /// peer failures in waits.
+  /// in `agree_on_survivors()` (which `dml::fault::recover` calls); until then failures show as `alive(m) ==
+  /// false` and as peer failures in waits.
   [[nodiscard]] const membership_view& view() const noexcept { return view_; }
-  /// What vectors do when a member fails (`options::on_failure`).
-  [[nodiscard]] fault::policy failure_policy() const noexcept { return world_->opts.on_failure; }
-  /// The view changes this member took part in, oldest first.
-  [[nodiscard]] const std::vector<fault::view_change>& view_changes() const noexcept { return changes_; }
-
   /// Throws `dml::peer_failure` when the other members have agreed on a
-  /// newer view than this member's (it must `recover()` to rejoin them).
+  /// newer view than this member's (`dml::fault::recover` moves it to the survivors).
   /// Cheap: one atomic load when nothing changed. Vectors call it before
   /// each operation and while they wait.
   void check_view() const {
@@ -309,56 +296,28 @@ class context {
     throw_stale_locked();
   }
 
-  /// Collective over the survivors: agrees on the view without the members
-  /// that have failed, moves this member to it and rebuilds every vector
-  /// built on this context over the new live set (same topology generator,
-  /// new receive slots). Returns at once when nothing has failed. With
-  /// `fault::policy::abort` the agreement still runs, then this throws
-  /// `dml::peer_failure` naming the dead member. Vectors call it themselves
-  /// when one of their operations meets a failed member.
-  void recover() {
-    const auto deadline = std::chrono::steady_clock::now() + world_->opts.wait_limit;
-    for (;;) {
-      membership_view next;
-      std::vector<fault::view_change> missed;
-      {
-        std::lock_guard lock(world_->mutex);
-        (void)world_->agree_locked();
-        next = world_->current;
-        for (std::uint64_t e = view_.epoch; e < next.epoch; ++e) missed.push_back(world_->history[e]);
-      }
-      if (next.epoch != view_.epoch) {
-        if (world_->opts.on_failure == fault::policy::abort)
-          throw dml::detail::abort_failure("dml", rank_, missed.front().removed, missed.front().epoch);
-        if (next.live.size() < world_->opts.min_survivors)
-          throw dml::detail::too_few_survivors("dml::comm::inproc", rank_,
-                                               dml::detail::removed_members(view_.live, next.live),
-                                               next.epoch, next.live.size(), world_->opts.min_survivors);
-        fault::view_change change = missed.back();
-        change.removed = dml::detail::removed_members(view_.live, next.live);
-        change.detection_seconds = missed.front().detection_seconds;
-        changes_.push_back(std::move(change));
-        view_ = std::move(next);
-        rebuild_due_ = true;
-      }
-      if (!rebuild_due_) return;
-      if (!registry_.try_rebuild_all(deadline)) continue;  // another failure: agree again
-      rebuild_due_ = false;
-      std::lock_guard lock(world_->mutex);
-      auto first = std::chrono::steady_clock::time_point::max();
-      for (member_id m : changes_.back().removed)
-        if (world_->states[m].load(std::memory_order_acquire) != detail::state::finished)
-          first = std::min(first, world_->failed_at[m]);
-      if (first != std::chrono::steady_clock::time_point::max())
-        changes_.back().recovery_seconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - first).count();
-      return;
+  /// The agreement primitive (see `comm::shrinkable_transport`): adopts the
+  /// view without the members that have failed, deciding it first if no
+  /// other survivor has. The in-process failure detector is perfect and the
+  /// decision is taken once under the group's lock, so this never waits.
+  /// Returns the current view when nothing failed.
+  comm::agreement agree_on_survivors(std::chrono::steady_clock::time_point /*deadline*/) {
+    std::lock_guard lock(world_->mutex);
+    (void)world_->agree_locked();
+    comm::agreement a;
+    if (world_->current.epoch != view_.epoch) {
+      a.detection_seconds = world_->detection[view_.epoch];  // the first view this member missed
+      view_ = world_->current;
+      segments_created_ = 0;
     }
+    a.view = view_;
+    return a;
   }
 
-  /// Vectors register here so `recover()` can rebuild them.
-  void register_vector(dml::detail::rebuild_entry* e) { registry_.add(e); }
-  void unregister_vector(dml::detail::rebuild_entry* e) noexcept { registry_.remove(e); }
+  /// Storage for the layers above the transport (dml/comm/attributes.hpp).
+  [[nodiscard]] comm::attributes& attributes() noexcept { return attributes_; }
+  [[nodiscard]] const comm::attributes& attributes() const noexcept { return attributes_; }
+
   [[nodiscard]] bool alive(member_id m) const { return m < world_->size && world_->alive(m); }
   [[nodiscard]] std::chrono::steady_clock::duration wait_limit() const { return world_->opts.wait_limit; }
   [[nodiscard]] const options& settings() const noexcept { return world_->opts; }
@@ -377,18 +336,22 @@ class context {
     auto mine = std::make_shared<detail::memory>();
     mine->data.assign(data_words, 0);
     mine->control.assign(control_words, 0);
-    std::size_t index = 0;
+    // Segments are keyed by the view and their order in it, so members that
+    // made a different number of segments before a view change still meet
+    // in the same one after it.
+    const std::pair<std::uint64_t, std::size_t> key{view_.epoch, segments_created_++};
     {
       std::lock_guard lock(world_->mutex);
-      index = segments_created_++;
-      if (world_->segments.size() <= index) world_->segments.resize(index + 1);
-      auto& table = world_->segments[index];
-      if (table.empty()) table.resize(world_->size);
-      table[rank_] = std::move(mine);
+      auto& parts = world_->segments[key].parts;
+      if (parts.empty()) parts.resize(world_->size);
+      parts[rank_] = std::move(mine);
     }
     (void)rendezvous({}, "create_segment");
     std::lock_guard lock(world_->mutex);
-    return segment(this, world_->segments[index], rank_);
+    const auto it = world_->segments.find(key);
+    segment s(this, it->second.parts, rank_);
+    if (++it->second.picked == view_.live.size()) world_->segments.erase(it);
+    return s;
   }
 
   /// Fault injection: this member stops abruptly, as if its process died.
@@ -450,7 +413,7 @@ class context {
     throw peer_failure(who, "dml: member " + std::to_string(rank_) + " is in view " +
                                 std::to_string(view_.epoch) + " but the group agreed on view " +
                                 std::to_string(world_->current.epoch) + " without member(s) " +
-                                fault::list(removed));
+                                dml::detail::member_list(removed));
   }
 
   std::vector<std::vector<std::byte>> rendezvous(std::span<const std::byte> record, const char* what) {
@@ -527,11 +490,9 @@ class context {
            (kill_at_ != std::chrono::steady_clock::time_point::max() &&
             std::chrono::steady_clock::now() >= kill_at_);
   }
-  std::size_t segments_created_ = 0;
+  std::size_t segments_created_ = 0;  // in the current view
   membership_view view_;
-  bool rebuild_due_ = false;  // the vectors are not all rebuilt for view_ yet
-  dml::detail::vector_registry registry_;
-  std::vector<fault::view_change> changes_;
+  comm::attributes attributes_;
 };
 
 inline void segment::put(member_id target, std::size_t word, std::span<const std::byte> bytes) {

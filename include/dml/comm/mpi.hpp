@@ -6,9 +6,10 @@
 /// Link dml::mpi.
 #pragma once
 
+#include <dml/comm/attributes.hpp>
 #include <dml/comm/concepts.hpp>
 #include <dml/comm/mpi/common.hpp>
-#include <dml/comm/mpi/monitor.hpp>
+#include <dml/comm/mpi/group.hpp>
 #include <dml/error.hpp>
 #include <dml/fwd.hpp>
 
@@ -58,16 +59,18 @@ namespace comm {
 /// incoming messages while they wait, so no member deadlocks waiting for a
 /// peer that is itself inside a collective.
 ///
-/// Failures: the same fault monitor as `mpi_rma` (a heartbeat per member,
-/// `DML_HEARTBEAT_TIMEOUT_MS`) finds a dead member while this one waits for
-/// it, in a flush, an atomic, a barrier or an exchange, and the wait throws
-/// `dml::peer_failure` naming it; this transport cannot shrink its group, so
-/// that ends the run. A flush, atomic or large put that gets no answer
-/// within `wait_limit()` throws `dml::peer_failure` naming the target; MPI errors
+/// Failures: the same fault monitor and agreement as `mpi_rma` (a heartbeat
+/// per member, `DML_HEARTBEAT_TIMEOUT_MS`) finds a dead member while this
+/// one waits for it, in a flush, an atomic, a barrier or an exchange, and
+/// the wait throws `dml::peer_failure` naming it. `agree_on_survivors()`
+/// (called by `dml::fault::recover`) then moves the survivors to a
+/// communicator without it; messages still travelling in the old one are
+/// dropped. A flush, atomic or large put that gets no answer within
+/// `wait_limit()` throws `dml::peer_failure` naming the target; MPI errors
 /// (MPI_ERRORS_RETURN on the communicator, surfaced by Boost.MPI) become
 /// `dml::peer_failure` or `dml::comm_error`. Collectives, including a
 /// vector's destruction, must run in the same order on every member; after a
-/// failure the group refuses further collectives and MPI is not finalized.
+/// failure MPI is not finalized.
 ///
 /// MPI's own progress engine does not apply dml's messages: a member
 /// blocked in an MPI call of the application (MPI_Allreduce, ...) answers no
@@ -105,8 +108,9 @@ class mpi {
 
   mpi(const mpi&) = delete;
   mpi& operator=(const mpi&) = delete;
-  /// Completes the messages still being sent (bounded by wait_limit()).
-  /// Every vector built on this context must be destroyed before it.
+  /// Completes the messages still being sent (bounded by wait_limit()),
+  /// then meets the others and frees the monitor window. Every vector built
+  /// on this context must be destroyed before it.
   ~mpi() {
     if (detail::mpi_impl::finalized()) return;
     try {
@@ -119,73 +123,70 @@ class mpi {
     } catch (...) {  // nothing to report to from a destructor
     }
     if (!sends_.empty()) {
-      // MPI may still read these buffers: keep them alive past this object.
       detail::mpi_impl::mark_broken();
-      auto* leaked = new std::list<outgoing>(std::move(sends_));
-      (void)leaked;
+      abandon_sends();
     }
-    // Freeing the monitor window is collective: meet the others first
-    // (polling, heartbeats on), so nobody waits in MPI_Win_free for a member
-    // that died meanwhile.
-    namespace impl = detail::mpi_impl;
-    if (monitor_.started() && !impl::finalized() && !impl::broken()) {
-      try {
-        impl::barrier(static_cast<MPI_Comm>(comm_), wait_limit_, who, [this] {
-          progress();
-          watch("shut-down");
-        });
-      } catch (...) {
-        impl::mark_broken();
-      }
-    }
-    monitor_.stop();
-    if (monitor_.started() && !impl::finalized() && !impl::broken()) {
-      impl::watchdog::scope guard(who, "shut-down (MPI_Win_free of the fault monitor)", wait_limit_);
-      MPI_Win win = monitor_.window();
-      MPI_Win_unlock_all(win);
-      MPI_Win_free(&win);
-    }
+    group_.shutdown(wait_limit_, [this] { progress(); });
   }
 
-  [[nodiscard]] member_id rank() const noexcept { return rank_; }
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  /// Every member of the group; the view is not shrunk by the transport.
-  [[nodiscard]] membership_view view() const {
-    membership_view v;
-    for (member_id m = 0; m < size_; ++m) v.live.push_back(m);
-    return v;
-  }
+  [[nodiscard]] member_id rank() const noexcept { return group_.rank(); }
+  [[nodiscard]] std::size_t size() const noexcept { return group_.size(); }
+  /// The view this member works in (epoch and live set, original ranks).
+  [[nodiscard]] const membership_view& view() const noexcept { return group_.view(); }
   /// False once an operation aimed at m failed or went unanswered, or m's
   /// heartbeat stalled past the heartbeat timeout.
-  [[nodiscard]] bool alive(member_id m) const {
-    return m < size_ && failed_[m] == 0 && !(monitor_.started() && monitor_.suspect(m));
-  }
+  [[nodiscard]] bool alive(member_id m) const { return group_.alive(m); }
   /// How long a member's heartbeat may stall before it is suspected.
-  void set_heartbeat_timeout(std::chrono::steady_clock::duration t) { monitor_.set_heartbeat_timeout(t); }
+  void set_heartbeat_timeout(std::chrono::steady_clock::duration t) { group_.set_heartbeat_timeout(t); }
   [[nodiscard]] std::chrono::steady_clock::duration heartbeat_timeout() const noexcept {
-    return monitor_.heartbeat_timeout();
+    return group_.heartbeat_timeout();
   }
   [[nodiscard]] std::chrono::steady_clock::duration wait_limit() const noexcept { return wait_limit_; }
   /// Longest any blocking step may take before it throws.
   void set_wait_limit(std::chrono::steady_clock::duration limit) noexcept { wait_limit_ = limit; }
-  /// The duplicated communicator dml uses.
+  /// The communicator of the current view.
   [[nodiscard]] const boost::mpi::communicator& communicator() const noexcept { return comm_; }
+
+  /// Throws `dml::peer_failure` when another member has started a view
+  /// change that this member has not joined (one local load).
+  void check_view() const { group_.check_view(); }
+
+  /// The agreement primitive (see `comm::shrinkable_transport`): agrees with
+  /// the other survivors on a view without the failed members and switches
+  /// to their communicator; messages of the old one are dropped. Returns
+  /// the current view at once when no failure is known.
+  comm::agreement agree_on_survivors(std::chrono::steady_clock::time_point deadline) {
+    const auto before = group_.view().epoch;
+    auto a = group_.agree_on_survivors(deadline);
+    if (a.view.epoch != before) {
+      abandon_sends();  // they travel in the old communicator, which nobody reads any more
+      replies_.clear();
+      comm_ = boost::mpi::communicator(group_.current(), boost::mpi::comm_attach);
+      segments_made_ = 0;
+    }
+    return a;
+  }
+  /// Storage for the layers above the transport (dml/comm/attributes.hpp).
+  [[nodiscard]] comm::attributes& attributes() noexcept { return group_.attributes(); }
+  [[nodiscard]] const comm::attributes& attributes() const noexcept { return group_.attributes(); }
 
   /// Waits until every member entered the barrier, serving messages meanwhile.
   void barrier() {
-    detail::mpi_impl::require_not_broken(who, "barrier");
-    detail::mpi_impl::barrier(static_cast<MPI_Comm>(comm_), wait_limit_, who, [this] {
-      progress();
-      watch("a barrier");
+    group_.collective("barrier", [&] {
+      detail::mpi_impl::barrier(group_.current(), wait_limit_, who, [this] {
+        progress();
+        watch("a barrier");
+      });
     });
   }
 
-  /// Collective: every member's record, indexed by rank.
+  /// Collective: every member's record, indexed like `view().live`.
   std::vector<std::vector<std::byte>> exchange(std::span<const std::byte> record) {
-    detail::mpi_impl::require_not_broken(who, "exchange");
-    return detail::mpi_impl::all_gather_bytes(static_cast<MPI_Comm>(comm_), record, wait_limit_, who, [this] {
-      progress();
-      watch("an exchange");
+    return group_.collective("exchange", [&] {
+      return detail::mpi_impl::all_gather_bytes(group_.current(), record, wait_limit_, who, [this] {
+        progress();
+        watch("an exchange");
+      });
     });
   }
 
@@ -223,37 +224,35 @@ class mpi {
   };
 
   void attach(MPI_Comm comm) {
-    namespace impl = detail::mpi_impl;
-    if (comm == MPI_COMM_NULL) throw config_error(std::string(who) + ": the communicator is MPI_COMM_NULL");
-    const auto heartbeat = impl::heartbeat_timeout_from_env(who);
-    const auto startup_limit = impl::startup_limit(heartbeat, wait_limit_);
-    MPI_Comm dup = MPI_COMM_NULL;
-    {
-      impl::watchdog::scope guard(who, "MPI_Comm_dup (start-up)", startup_limit);
-      impl::check(MPI_Comm_dup(comm, &dup), who, "MPI_Comm_dup");
-    }
-    impl::check(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN), who, "MPI_Comm_set_errhandler");
-    comm_ = boost::mpi::communicator(dup, boost::mpi::comm_take_ownership);
-    rank_ = static_cast<member_id>(comm_.rank());
-    size_ = static_cast<std::size_t>(comm_.size());
-    failed_.assign(size_, 0);
-    const bool shared = impl::one_node(dup, who, startup_limit);
-    monitor_.start(dup, rank_, size_, shared, heartbeat, startup_limit, who);
+    group_.attach(comm, wait_limit_);
+    comm_ = boost::mpi::communicator(group_.world(), boost::mpi::comm_attach);  // the group frees it
   }
 
-  // Called while a collective waits: a member whose heartbeat stopped ends
-  // the wait with its name (this transport cannot go on without it).
-  void watch(const char* what) {
-    for (member_id m = 0; m < size_; ++m)
-      if (m != rank_ && !alive(m))
-        fail_peer(m, "member " + std::to_string(rank_) + " waited in " + what + " for member " +
-                         std::to_string(m) + ", which has failed (heartbeat silent)");
-  }
+  // Called while a collective waits.
+  void watch(const char* what) { group_.watch(what); }
 
   [[noreturn]] void fail_peer(member_id peer, const std::string& what) {
-    if (peer < size_) failed_[peer] = 1;
-    detail::mpi_impl::mark_broken();
+    group_.mark_failed(peer);
     throw peer_failure(peer, std::string(who) + ": " + what);
+  }
+
+  // Rank of a member in the current communicator, for sends.
+  [[nodiscard]] int rank_of(member_id m) const {
+    const int r = group_.rank_of(m);
+    if (r < 0)
+      throw peer_failure(m,
+                         std::string(who) + ": member " + std::to_string(m) + " is not in the current view");
+    return r;
+  }
+
+  // Sends in flight in a communicator nobody reads any more (or at a
+  // shut-down that could not complete them): MPI may still read their
+  // buffers, so they are kept alive for the rest of the process.
+  void abandon_sends() {
+    if (sends_.empty()) return;
+    auto* leaked = new std::list<outgoing>(std::move(sends_));
+    (void)leaked;
+    sends_.clear();
   }
 
   // Runs f, turning Boost.MPI's exceptions into dml's.
@@ -284,8 +283,7 @@ class mpi {
     std::copy(header.begin(), header.end(), out.words.begin());
     if (!payload.empty()) std::memcpy(out.words.data() + header_words, payload.data(), payload.size());
     guarded_peer(target, "send", [&] {
-      out.request =
-          comm_.isend(static_cast<int>(target), tag, out.words.data(), static_cast<int>(out.words.size()));
+      out.request = comm_.isend(rank_of(target), tag, out.words.data(), static_cast<int>(out.words.size()));
     });
   }
 
@@ -308,7 +306,7 @@ class mpi {
     for (;;) {
       const auto st = guarded("MPI_Iprobe", [&] { return comm_.iprobe(boost::mpi::any_source, tag); });
       if (!st) return;
-      const int source = st->source();
+      const member_id source = group_.member_of(st->source());
       // MPI_Get_count directly: boost::mpi::status::count's optional<int>
       // trips GCC 12's -Wmaybe-uninitialized once inlined here.
       int count = 0;
@@ -317,8 +315,8 @@ class mpi {
           count < static_cast<int>(header_words))
         throw comm_error(std::string(who) + ": malformed message from member " + std::to_string(source));
       inbox_.resize(static_cast<std::size_t>(count));
-      guarded("receive", [&] { comm_.recv(source, tag, inbox_.data(), count); });
-      dispatch(static_cast<member_id>(source));
+      guarded("receive", [&] { comm_.recv(st->source(), tag, inbox_.data(), count); });
+      dispatch(source);
     }
   }
 
@@ -357,7 +355,7 @@ class mpi {
         for (std::size_t off = 0; off < 8 * full; off += chunk_bytes) {
           const int n = static_cast<int>(std::min(chunk_bytes, 8 * full - off));
           auto r = guarded_peer(source, "receive",
-                                [&] { return comm_.irecv(static_cast<int>(source), tag, dst + off, n); });
+                                [&] { return comm_.irecv(rank_of(source), tag, dst + off, n); });
           wait_until(source, "the rest of a large put",
                      [&] { return guarded_peer(source, "receive", [&] { return finished(r); }); });
         }
@@ -396,7 +394,7 @@ class mpi {
     detail::mpi_impl::backoff b;
     while (!ready()) {
       if (!alive(peer))
-        fail_peer(peer, "member " + std::to_string(rank_) + " waited for an answer (" + what +
+        fail_peer(peer, "member " + std::to_string(rank()) + " waited for an answer (" + what +
                             ") from member " + std::to_string(peer) +
                             ", which has failed (heartbeat silent)");
       if (std::chrono::steady_clock::now() - start > wait_limit_)
@@ -420,19 +418,16 @@ class mpi {
   }
 
   friend class segment;
-  detail::mpi_impl::environment env_;  // first: outlives the communicator
-  boost::mpi::communicator comm_;      // replaced by the duplicate in attach()
-  member_id rank_ = 0;
-  std::size_t size_ = 0;
-  std::vector<char> failed_;
+  detail::mpi_impl::environment env_;  // first: outlives the group
   std::chrono::steady_clock::duration wait_limit_;
+  detail::mpi_impl::group group_{who};
+  boost::mpi::communicator comm_;  // the current view's communicator (owned by group_)
   std::map<std::uint64_t, memory*> segments_;
-  std::uint64_t next_segment_ = 1;
+  std::uint64_t segments_made_ = 0;  // in the current view
   std::list<outgoing> sends_;
   std::vector<std::uint64_t> inbox_;
   std::uint64_t next_token_ = 1;
   std::unordered_map<std::uint64_t, std::uint64_t> replies_;
-  mutable detail::mpi_impl::monitor monitor_;  // destroyed before env_ finalizes MPI
 };
 
 /// One member's handle on a two-sided segment; see mpi. Move-only;
@@ -462,7 +457,7 @@ class mpi::segment {
   void put(member_id target, std::size_t word, std::span<const std::byte> bytes) {
     check_range(target, word, bytes.size());
     if (bytes.empty() || !ctx_->alive(target)) return;  // lost like a write to a dead host; flush reports it
-    if (target == ctx_->rank_) {
+    if (target == own()) {
       write_own(word, bytes);
       return;
     }
@@ -478,7 +473,7 @@ class mpi::segment {
       const int n = static_cast<int>(std::min(chunk_bytes, full - off));
       const auto* src = reinterpret_cast<const char*>(bytes.data() + off);
       parts.push_back(ctx_->guarded_peer(
-          target, "put", [&] { return ctx_->comm_.isend(static_cast<int>(target), tag, src, n); }));
+          target, "put", [&] { return ctx_->comm_.isend(ctx_->rank_of(target), tag, src, n); }));
     }
     ctx_->wait_until(target, "a large put", [&] {
       ctx_->progress();
@@ -527,7 +522,7 @@ class mpi::segment {
       throw comm_error(std::string(who) + ": control word " + std::to_string(control_word) +
                        " is outside member " + std::to_string(target) + "'s " +
                        std::to_string(control_words_[target]) + " control words");
-    if (target == ctx_->rank_) {
+    if (target == own()) {
       const std::uint64_t old = mem_->control[control_word];
       mem_->control[control_word] = old + value;
       return old;
@@ -569,7 +564,7 @@ class mpi::segment {
   friend class mpi;
   static constexpr const char* who = "dml::comm::mpi";
 
-  [[nodiscard]] member_id own() const noexcept { return ctx_->rank_; }
+  [[nodiscard]] member_id own() const noexcept { return ctx_->rank(); }
   [[nodiscard]] std::uint64_t head(kind k) const noexcept {
     return static_cast<std::uint64_t>(k) | (id_ << 8);
   }
@@ -616,7 +611,7 @@ class mpi::segment {
     if (!detail::mpi_impl::finalized() && !detail::mpi_impl::broken()) {
       try {
         flush_all();
-        detail::mpi_impl::barrier(static_cast<MPI_Comm>(ctx_->comm_), ctx_->wait_limit_, who, [this] {
+        detail::mpi_impl::barrier(ctx_->group_.current(), ctx_->wait_limit_, who, [this] {
           ctx_->progress();
           ctx_->watch("the release of a vector's segment");
         });
@@ -637,8 +632,6 @@ class mpi::segment {
 };
 
 inline mpi::segment mpi::create_segment(std::size_t data_words, std::size_t control_words) {
-  namespace impl = detail::mpi_impl;
-  impl::require_not_broken(who, "create_segment");
   if (data_words > (std::numeric_limits<std::size_t>::max() >> 12) ||
       control_words > (std::numeric_limits<std::size_t>::max() >> 12))
     throw config_error(std::string(who) + ": segment of " + std::to_string(data_words) + " + " +
@@ -647,23 +640,33 @@ inline mpi::segment mpi::create_segment(std::size_t data_words, std::size_t cont
   s.mem_ = std::make_unique<memory>();
   s.mem_->data.assign(data_words, 0);
   s.mem_->control.assign(control_words, 0);
-  s.id_ = next_segment_++;
+  // Ids name the view and the segment's place in it, so members that made
+  // a different number of segments before a view change agree after it.
+  s.id_ = (group_.view().epoch << 32) | ++segments_made_;
   // Registered before the collective: a peer that finishes it first may
   // write at once.
   segments_[s.id_] = s.mem_.get();
   s.ctx_ = this;
-  const std::array<std::uint64_t, 2> mine{data_words, control_words};
+  const std::array<std::uint64_t, 3> mine{data_words, control_words, s.id_};
   const auto all = exchange(std::as_bytes(std::span(mine)));
-  s.data_words_.resize(size_);
-  s.control_words_.resize(size_);
-  s.dirty_.assign(size_, 0);
-  for (std::size_t m = 0; m < size_; ++m) {
-    std::array<std::uint64_t, 2> theirs{};
-    if (all[m].size() != sizeof theirs)
+  const auto& live = group_.view().live;
+  s.data_words_.assign(size(), 0);
+  s.control_words_.assign(size(), 0);
+  s.dirty_.assign(size(), 0);
+  if (all.size() != live.size())
+    throw comm_error(std::string(who) + ": segment size records do not match the view");
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    std::array<std::uint64_t, 3> theirs{};
+    if (all[i].size() != sizeof theirs)
       throw comm_error(std::string(who) + ": malformed segment size record");
-    std::memcpy(theirs.data(), all[m].data(), sizeof theirs);
-    s.data_words_[m] = static_cast<std::size_t>(theirs[0]);
-    s.control_words_[m] = static_cast<std::size_t>(theirs[1]);
+    std::memcpy(theirs.data(), all[i].data(), sizeof theirs);
+    if (theirs[2] != s.id_)
+      throw comm_error(std::string(who) + ": members " + std::to_string(rank()) + " and " +
+                       std::to_string(live[i]) +
+                       " created segments in a different order (vectors created or destroyed in a different "
+                       "order on different members?)");
+    s.data_words_[live[i]] = static_cast<std::size_t>(theirs[0]);
+    s.control_words_[live[i]] = static_cast<std::size_t>(theirs[1]);
   }
   return s;
 }

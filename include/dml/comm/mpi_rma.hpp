@@ -7,11 +7,11 @@
 /// RDMA writes. Link dml::mpi.
 #pragma once
 
+#include <dml/comm/attributes.hpp>
 #include <dml/comm/concepts.hpp>
 #include <dml/comm/mpi/common.hpp>
-#include <dml/comm/mpi/monitor.hpp>
+#include <dml/comm/mpi/group.hpp>
 #include <dml/error.hpp>
-#include <dml/fault/membership.hpp>
 #include <dml/fwd.hpp>
 
 #include <mpi.h>
@@ -83,10 +83,10 @@ namespace comm {
 /// Failures: a fault monitor (a small window per member plus a heartbeat
 /// thread that makes no MPI calls) suspects a member whose heartbeat stalls
 /// past the heartbeat timeout (`DML_HEARTBEAT_TIMEOUT_MS`, default 1000) or
-/// whose operations fail. With `fault::policy::tolerate` (the default;
-/// `DML_FAILURE_POLICY=abort` or `set_failure_policy()` changes it) the
-/// survivors agree on a new view one-sidedly, build a communicator of the
-/// survivors with `MPI_Comm_create_group` and rebuild every vector over it.
+/// whose operations fail. `agree_on_survivors()` (called by
+/// `dml::fault::recover`, which applies the failure policy and rebuilds the
+/// vectors) agrees on a new view one-sidedly and builds a communicator of
+/// the survivors with `MPI_Comm_create_group`.
 /// Open MPI ends the whole job when a process dies unless mpiexec runs with
 /// `--enable-recovery`.
 ///
@@ -104,12 +104,12 @@ class mpi_rma {
   /// is MPI_COMM_WORLD.
   mpi_rma(int& argc, char**& argv, std::chrono::milliseconds wait_limit = default_wait_limit)
       : env_(argc, argv, who, wait_limit), wait_limit_(wait_limit) {
-    attach(MPI_COMM_WORLD);
+    group_.attach(MPI_COMM_WORLD, wait_limit_);
   }
   /// A context over (a duplicate of) `comm`. MPI must be initialized.
   explicit mpi_rma(MPI_Comm comm, std::chrono::milliseconds wait_limit = default_wait_limit)
       : env_(who), wait_limit_(wait_limit) {
-    attach(comm);
+    group_.attach(comm, wait_limit_);
   }
   /// A context over (a duplicate of) a Boost.MPI communicator.
   explicit mpi_rma(const boost::mpi::communicator& comm,
@@ -118,97 +118,64 @@ class mpi_rma {
 
   mpi_rma(const mpi_rma&) = delete;
   mpi_rma& operator=(const mpi_rma&) = delete;
-  /// Frees the duplicated communicator (skipped after a failure). Every
-  /// vector built on this context must be destroyed before it.
+  /// Meets the others and frees the communicators and the monitor window
+  /// (skipped after a failure). Every vector built on this context must be
+  /// destroyed before it.
   ~mpi_rma() {
-    namespace impl = detail::mpi_impl;
-    // Freeing the monitor window is collective over the original group: first
-    // make sure (polling, with the heartbeats still on) that every member is
-    // here, so none waits in MPI_Win_free for a member that died meanwhile.
-    if (monitor_.started() && !impl::finalized() && !impl::broken() && !comm_broken_) {
-      try {
-        impl::barrier(world_, wait_limit_, who, [this] { watch(); });
-      } catch (...) {
-        impl::mark_broken();
-      }
-    }
-    monitor_.stop();
-    if (impl::finalized() || impl::broken()) return;  // collectives could hang
-    impl::watchdog::scope guard(who, "shut-down (MPI_Win_free of the fault monitor)", wait_limit_);
-    if (monitor_.started()) {
-      MPI_Win win = monitor_.window();
-      MPI_Win_unlock_all(win);
-      MPI_Win_free(&win);
-    }
-    if (comm_ != MPI_COMM_NULL && comm_ != world_) MPI_Comm_free(&comm_);
-    if (world_ != MPI_COMM_NULL) MPI_Comm_free(&world_);
+    group_.shutdown(wait_limit_, [] {});
   }
 
-  [[nodiscard]] member_id rank() const noexcept { return rank_; }
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] member_id rank() const noexcept { return group_.rank(); }
+  [[nodiscard]] std::size_t size() const noexcept { return group_.size(); }
   /// The view this member works in (epoch and live set, original ranks).
-  [[nodiscard]] const membership_view& view() const noexcept { return view_; }
+  [[nodiscard]] const membership_view& view() const noexcept { return group_.view(); }
   /// False once an operation aimed at m failed, or m's heartbeat stalled
   /// past the heartbeat timeout.
-  [[nodiscard]] bool alive(member_id m) const { return m < size_ && failed_[m] == 0 && !monitor_.suspect(m); }
-  /// What vectors do when a member fails.
-  [[nodiscard]] fault::policy failure_policy() const noexcept { return policy_; }
-  void set_failure_policy(fault::policy p) noexcept { policy_ = p; }
-  /// Under `tolerate`: a view change that leaves fewer members than this
-  /// makes every survivor throw `dml::peer_failure` (MALT's guard against
-  /// training on as a partition); 0, the default, or `DML_MIN_SURVIVORS`.
-  void set_min_survivors(std::size_t n) noexcept { min_survivors_ = n; }
-  [[nodiscard]] std::size_t min_survivors() const noexcept { return min_survivors_; }
+  [[nodiscard]] bool alive(member_id m) const { return group_.alive(m); }
   /// How long a member's heartbeat may stall before it is suspected.
-  void set_heartbeat_timeout(std::chrono::steady_clock::duration t) { monitor_.set_heartbeat_timeout(t); }
+  void set_heartbeat_timeout(std::chrono::steady_clock::duration t) { group_.set_heartbeat_timeout(t); }
   [[nodiscard]] std::chrono::steady_clock::duration heartbeat_timeout() const noexcept {
-    return monitor_.heartbeat_timeout();
+    return group_.heartbeat_timeout();
   }
-  /// The view changes this member took part in, oldest first.
-  [[nodiscard]] const std::vector<fault::view_change>& view_changes() const noexcept { return changes_; }
 
   /// Throws `dml::peer_failure` when another member has started a view
   /// change that this member has not joined (one local load).
-  void check_view() const {
-    if (monitor_.alarmed(view_.epoch))
-      throw peer_failure(rank_, std::string(who) + ": member " + std::to_string(rank_) +
-                                    ": another member started a view change");
+  void check_view() const { group_.check_view(); }
+
+  /// The agreement primitive (see `comm::shrinkable_transport`): agrees with
+  /// the other survivors on a view without the failed members and switches
+  /// to their communicator. Returns the current view at once when no
+  /// failure is known. `dml::fault::recover` calls it.
+  comm::agreement agree_on_survivors(std::chrono::steady_clock::time_point deadline) {
+    return group_.agree_on_survivors(deadline);
   }
+  /// Storage for the layers above the transport (dml/comm/attributes.hpp).
+  [[nodiscard]] comm::attributes& attributes() noexcept { return group_.attributes(); }
+  [[nodiscard]] const comm::attributes& attributes() const noexcept { return group_.attributes(); }
 
-  /// Agrees with the other survivors on a view without the failed members
-  /// and rebuilds every vector built on this context over it (collective
-  /// over the survivors). Returns at once when no failure is known. With
-  /// `fault::policy::abort` it throws `dml::peer_failure` naming the dead
-  /// member once the survivors agree.
-  void recover();
-
-  /// Vectors register here so `recover()` can rebuild them.
-  void register_vector(dml::detail::rebuild_entry* e) { registry_.add(e); }
-  void unregister_vector(dml::detail::rebuild_entry* e) noexcept { registry_.remove(e); }
   [[nodiscard]] std::chrono::steady_clock::duration wait_limit() const noexcept { return wait_limit_; }
   /// Longest any blocking step (barrier, exchange, segment creation, a
   /// vector's wait) may take before it throws dml::timeout.
   void set_wait_limit(std::chrono::steady_clock::duration limit) noexcept { wait_limit_ = limit; }
-  /// The duplicated communicator dml uses (for diagnostics; do not free it).
-  [[nodiscard]] MPI_Comm native() const noexcept { return comm_; }
+  /// The communicator of the current view (for diagnostics; do not free it).
+  [[nodiscard]] MPI_Comm native() const noexcept { return group_.current(); }
   /// Whether windows come from MPI_Win_allocate_shared (all members on one
   /// node, and DML_RMA_WINDOW is not 'allocate').
-  [[nodiscard]] bool shared_windows() const noexcept { return shared_windows_; }
+  [[nodiscard]] bool shared_windows() const noexcept { return group_.shared_windows(); }
 
   /// Waits (MPI_Ibarrier, polled) until every member entered the barrier.
   void barrier() {
-    require_usable("barrier");
-    collective([&] { detail::mpi_impl::barrier(comm_, wait_limit_, who, [this] { watch(); }); });
+    group_.collective("barrier", [&] {
+      detail::mpi_impl::barrier(group_.current(), wait_limit_, who, [this] { watch(); });
+    });
   }
 
-  /// Collective: every member's record, indexed by rank.
+  /// Collective: every member's record, indexed like `view().live`.
   std::vector<std::vector<std::byte>> exchange(std::span<const std::byte> record) {
-    require_usable("exchange");
-    std::vector<std::vector<std::byte>> out;
-    collective([&] {
-      out = detail::mpi_impl::all_gather_bytes(comm_, record, wait_limit_, who, [this] { watch(); });
+    return group_.collective("exchange", [&] {
+      return detail::mpi_impl::all_gather_bytes(group_.current(), record, wait_limit_, who,
+                                                [this] { watch(); });
     });
-    return out;
   }
 
   /// Collective: allocates a window of data_words + control_words 64-bit
@@ -220,122 +187,20 @@ class mpi_rma {
   /// vector so that operations aimed at this member complete while it waits.
   void poll() {
     int flag = 0;
-    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &flag, MPI_STATUS_IGNORE);
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, group_.current(), &flag, MPI_STATUS_IGNORE);
   }
 
  private:
   static constexpr const char* who = "dml::comm::mpi_rma";
 
-  // A collective on comm_: once one is cut short, comm_ is unusable until
-  // a view change replaces it.
-  template <class Fn>
-  void collective(Fn&& fn) {
-    try {
-      fn();
-    } catch (...) {
-      comm_broken_ = true;
-      throw;
-    }
-  }
-  void require_usable(const char* what) const {
-    if (comm_broken_)
-      throw comm_error(std::string(who) + ": " + what +
-                       " refused: an earlier peer failure or timeout left this group unable to complete "
-                       "collective operations (recover() moves it to the survivors)");
-  }
   // Called while a collective waits: a failed member or a view change
   // started elsewhere ends the wait.
-  void watch() {
-    check_view();
-    for (member_id m : view_.live)
-      if (m != rank_ && !alive(m))
-        throw peer_failure(m, std::string(who) + ": member " + std::to_string(rank_) +
-                                  " waited in a collective for member " + std::to_string(m) +
-                                  ", which has failed (heartbeat silent or operations failing)");
-  }
-
-  void attach(MPI_Comm comm) {
-    namespace impl = detail::mpi_impl;
-    if (comm == MPI_COMM_NULL) throw config_error(std::string(who) + ": the communicator is MPI_COMM_NULL");
-    const auto heartbeat = impl::heartbeat_timeout_from_env(who);
-    const auto startup_limit = impl::startup_limit(heartbeat, wait_limit_);
-    {
-      impl::watchdog::scope guard(who, "MPI_Comm_dup (start-up)", startup_limit);
-      impl::check(MPI_Comm_dup(comm, &comm_), who, "MPI_Comm_dup");
-    }
-    world_ = comm_;
-    impl::check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), who, "MPI_Comm_set_errhandler");
-    int r = 0, n = 0;
-    impl::check(MPI_Comm_rank(comm_, &r), who, "MPI_Comm_rank");
-    impl::check(MPI_Comm_size(comm_, &n), who, "MPI_Comm_size");
-    rank_ = static_cast<member_id>(r);
-    size_ = static_cast<std::size_t>(n);
-    failed_.assign(size_, 0);
-    shared_windows_ = impl::one_node(comm_, who, startup_limit);  // all members share memory?
-    for (member_id m = 0; m < size_; ++m) view_.live.push_back(m);
-    if (const char* p = std::getenv("DML_FAILURE_POLICY")) {
-      const std::string v = p;
-      if (v == "abort")
-        policy_ = fault::policy::abort;
-      else if (v != "tolerate" && !v.empty())
-        throw config_error(std::string(who) + ": DML_FAILURE_POLICY is '" + v +
-                           "'; use 'tolerate' or 'abort'");
-    }
-    min_survivors_ = static_cast<std::size_t>(impl::number_from_env(
-        "DML_MIN_SURVIVORS", 0, 0, static_cast<long>(size_), who, "a number of members"));
-    monitor_.start(world_, rank_, size_, shared_windows_, heartbeat, startup_limit, who);
-  }
-
-  // Builds the communicator of `next` from the original group. Only called
-  // once every member of `next` confirmed it, so nobody outside it takes
-  // part and every member of it does.
-  void switch_to(const membership_view& next) {
-    namespace impl = detail::mpi_impl;
-    MPI_Group all = MPI_GROUP_NULL, survivors = MPI_GROUP_NULL;
-    impl::check(MPI_Comm_group(world_, &all), who, "MPI_Comm_group");
-    std::vector<int> ranks(next.live.begin(), next.live.end());
-    impl::check(MPI_Group_incl(all, static_cast<int>(ranks.size()), ranks.data(), &survivors), who,
-                "MPI_Group_incl");
-    MPI_Comm fresh = MPI_COMM_NULL;
-    int rc = MPI_SUCCESS;
-    {
-      impl::watchdog::scope guard(who, "MPI_Comm_create_group (the survivors' new group)", wait_limit_);
-      rc = MPI_Comm_create_group(world_, survivors, static_cast<int>(next.epoch % 32768), &fresh);
-    }
-    MPI_Group_free(&survivors);
-    MPI_Group_free(&all);
-    impl::check(rc, who, "MPI_Comm_create_group (survivors)");
-    impl::check(MPI_Comm_set_errhandler(fresh, MPI_ERRORS_RETURN), who, "MPI_Comm_set_errhandler");
-    comm_ = fresh;  // the old communicator is left alone: freeing it is collective
-    comm_broken_ = false;
-    view_ = next;
-  }
-
-  void mark_failed(member_id m) {
-    if (m < size_) failed_[m] = 1;
-    monitor_.declare(m);
-    detail::mpi_impl::mark_broken();
-  }
+  void watch() { group_.watch("a collective"); }
 
   friend class segment;
-  detail::mpi_impl::environment env_;  // first: outlives the communicator
-  MPI_Comm world_ = MPI_COMM_NULL;     // the original group (a duplicate)
-  MPI_Comm comm_ = MPI_COMM_NULL;      // the current view's group
-  member_id rank_ = 0;
-  std::size_t size_ = 0;
-  std::vector<char> failed_;
+  detail::mpi_impl::environment env_;  // first: outlives the group
   std::chrono::steady_clock::duration wait_limit_;
-  bool shared_windows_ = false;
-  bool comm_broken_ = false;
-  membership_view view_;
-  fault::policy policy_ = fault::policy::tolerate;
-  std::size_t min_survivors_ = 0;
-  mutable detail::mpi_impl::monitor monitor_;
-  dml::detail::vector_registry registry_;
-  std::vector<fault::view_change> changes_;
-  bool rebuild_due_ = false;
-  double silent_before_ = 0;  // detection time of the last view change
-  std::chrono::steady_clock::time_point decided_at_{};
+  detail::mpi_impl::group group_{who};
 };
 
 /// One member's handle on a window; see mpi_rma. Move-only; destruction is
@@ -462,7 +327,7 @@ class mpi_rma::segment {
   friend class mpi_rma;
   static constexpr const char* who = "dml::comm::mpi_rma";
 
-  [[nodiscard]] member_id own() const noexcept { return ctx_->rank_; }
+  [[nodiscard]] member_id own() const noexcept { return ctx_->group_.rank(); }
   // The rank of member m in the communicator of this segment's window.
   [[nodiscard]] int rank_of(member_id m) const {
     const int r = m < ranks_.size() ? ranks_[m] : -1;
@@ -491,7 +356,7 @@ class mpi_rma::segment {
 
   void peer_call(int rc, member_id target, const char* call) {
     if (rc == MPI_SUCCESS) return;
-    ctx_->mark_failed(target);
+    ctx_->group_.mark_failed(target);
     detail::mpi_impl::check_peer(rc, who, call, target);
   }
 
@@ -543,7 +408,6 @@ class mpi_rma::segment {
 
 inline mpi_rma::segment mpi_rma::create_segment(std::size_t data_words, std::size_t control_words) {
   namespace impl = detail::mpi_impl;
-  require_usable("create_segment");
   const std::size_t words = data_words + control_words;
   if (data_words > std::numeric_limits<std::size_t>::max() / 16 ||
       words > static_cast<std::size_t>(std::numeric_limits<MPI_Aint>::max() / 8))
@@ -555,14 +419,16 @@ inline mpi_rma::segment mpi_rma::create_segment(std::size_t data_words, std::siz
   const auto all = exchange(std::as_bytes(std::span(mine)));
   segment s;
   s.ctx_ = this;
-  s.comm_ = comm_;
-  s.data_words_.assign(size_, 0);
-  s.control_words_.assign(size_, 0);
-  s.ranks_.assign(size_, -1);
-  if (all.size() != view_.live.size())
+  const MPI_Comm comm = group_.current();
+  const auto& view = group_.view();
+  s.comm_ = comm;
+  s.data_words_.assign(size(), 0);
+  s.control_words_.assign(size(), 0);
+  s.ranks_.assign(size(), -1);
+  if (all.size() != view.live.size())
     throw comm_error(std::string(who) + ": segment size records do not match the view");
   for (std::size_t i = 0; i < all.size(); ++i) {
-    const member_id m = view_.live[i];
+    const member_id m = view.live[i];
     std::array<std::uint64_t, 2> theirs{};
     if (all[i].size() != sizeof theirs)
       throw comm_error(std::string(who) + ": malformed segment size record");
@@ -584,16 +450,16 @@ inline mpi_rma::segment mpi_rma::create_segment(std::size_t data_words, std::siz
     // Every member has joined the exchange above, but one may die before it
     // reaches this call, which cannot be interrupted.
     impl::watchdog::scope guard(who, "MPI_Win_allocate (a vector's segment)", wait_limit_);
-    if (shared_windows_) {
+    if (group_.shared_windows()) {
       MPI_Info_set(info, "alloc_shared_noncontig", "true");  // each member's part in its own pages
-      rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(8 * words), 8, info, comm_, &base, &win);
+      rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(8 * words), 8, info, comm, &base, &win);
     } else {
-      rc = MPI_Win_allocate(static_cast<MPI_Aint>(8 * words), 8, info, comm_, &base, &win);
+      rc = MPI_Win_allocate(static_cast<MPI_Aint>(8 * words), 8, info, comm, &base, &win);
     }
   }
   MPI_Info_free(&info);
   if (rc != MPI_SUCCESS) impl::mark_broken();  // others may hold a window this member lacks
-  impl::check(rc, who, shared_windows_ ? "MPI_Win_allocate_shared" : "MPI_Win_allocate");
+  impl::check(rc, who, group_.shared_windows() ? "MPI_Win_allocate_shared" : "MPI_Win_allocate");
   s.win_ = win;
   s.base_ = static_cast<std::uint64_t*>(base);
   impl::check(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN), who, "MPI_Win_set_errhandler");
@@ -607,48 +473,6 @@ inline mpi_rma::segment mpi_rma::create_segment(std::size_t data_words, std::siz
   // Nobody writes into a window before its owner has zeroed it.
   barrier();
   return s;
-}
-
-inline void mpi_rma::recover() {
-  const auto start = std::chrono::steady_clock::now();
-  const auto deadline = start + wait_limit_;
-  for (;;) {
-    bool known = monitor_.alarmed(view_.epoch);
-    for (member_id m : view_.live)
-      if (m != rank_ && !alive(m)) known = true;
-    if (known) {
-      const auto remaining = std::max<std::chrono::steady_clock::duration>(
-          deadline - std::chrono::steady_clock::now(), std::chrono::milliseconds(1));
-      const auto next = monitor_.agree(view_, remaining);
-      if (next.epoch > view_.epoch) {
-        fault::view_change change;
-        change.epoch = next.epoch;
-        change.removed = dml::detail::removed_members(view_.live, next.live);
-        change.live = next.live;
-        // From the last heartbeat seen of a removed member to the agreed view.
-        for (member_id m : change.removed)
-          change.detection_seconds = std::max(change.detection_seconds, monitor_.silent_seconds(m));
-        silent_before_ = change.detection_seconds;
-        decided_at_ = std::chrono::steady_clock::now();
-        detail::mpi_impl::mark_broken();  // windows and communicators of the old view are never freed
-        if (policy_ == fault::policy::abort)
-          throw dml::detail::abort_failure(who, rank_, change.removed, next.epoch);
-        if (next.live.size() < min_survivors_)
-          throw dml::detail::too_few_survivors(who, rank_, change.removed, next.epoch, next.live.size(),
-                                               min_survivors_);
-        switch_to(next);
-        changes_.push_back(std::move(change));
-        rebuild_due_ = true;
-      }
-    }
-    if (!rebuild_due_) return;
-    if (!registry_.try_rebuild_all(deadline)) continue;  // another failure: agree again
-    rebuild_due_ = false;
-    changes_.back().recovery_seconds =
-        silent_before_ +
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - decided_at_).count();
-    return;
-  }
 }
 
 }  // namespace comm

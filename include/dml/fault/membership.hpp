@@ -1,18 +1,38 @@
 // SPDX-License-Identifier: BSL-1.0
 /// @file
-/// What the transports that can shrink their group share: the failure policy
-/// of a program, the record of each view change, and the registry through
-/// which a context rebuilds every vector built on it after a view change.
+/// Membership and recovery: the one place where a member's failure is
+/// turned into a decision. Transports detect failures and offer one
+/// agreement primitive (`comm::shrinkable_transport`: agree on the
+/// survivors, switch to their group); this header owns what is done with
+/// it: the failure policy (tolerate, with an optional minimum of survivors,
+/// or abort), the history of view changes, the subscriptions through which
+/// vectors (and later tables and schedules) rebuild over the survivors, the
+/// recover loop, and barriers that survive a failure in the middle.
+///
+/// The state is kept per transport context, in the context's attributes
+/// (dml/comm/attributes.hpp), and made on first use with the defaults from
+/// the environment: `DML_FAILURE_POLICY` (`tolerate` or `abort`) and
+/// `DML_MIN_SURVIVORS`.
 #pragma once
 
+#include <dml/comm/attributes.hpp>
+#include <dml/comm/concepts.hpp>
+#include <dml/detail/env.hpp>
+#include <dml/detail/members.hpp>
 #include <dml/error.hpp>
 #include <dml/fwd.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <iterator>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 DML_BEGIN_NAMESPACE
@@ -43,86 +63,276 @@ struct view_change {
 
 /// Human-readable list "3, 5".
 [[nodiscard]] inline std::string list(const std::vector<member_id>& ms) {
-  std::string s;
-  for (std::size_t i = 0; i < ms.size(); ++i) {
-    if (i != 0) s.append(", ");
-    s.append(std::to_string(ms[i]));
-  }
-  return s;
+  return dml::detail::member_list(ms);
 }
-
-}  // namespace fault
 
 namespace detail {
 
-/// A vector's entry in its context's registry: how to rebuild it.
-struct rebuild_entry {
+/// A subscriber's entry: how to rebuild it over a new view.
+struct subscriber {
   void* owner = nullptr;
   void (*rebuild)(void*) = nullptr;
 };
 
-/// The vectors built on one context, in construction order. Vectors are
-/// built collectively in the same order on every member, so rebuilding them
-/// in this order keeps the collective steps of a rebuild matched.
-class vector_registry {
- public:
-  void add(rebuild_entry* e) { entries_.push_back(e); }
-  void remove(rebuild_entry* e) noexcept {
-    const auto it = std::find(entries_.begin(), entries_.end(), e);
-    if (it != entries_.end()) entries_.erase(it);
-  }
-  void rebuild_all() {
-    // Copy: a rebuild never adds or removes vectors, but be safe anyway.
-    const auto entries = entries_;
-    for (auto* e : entries) e->rebuild(e->owner);
-  }
-  /// rebuild_all(), but false when another member failed meanwhile (the
-  /// caller agrees again); past `deadline` that failure is rethrown.
-  template <class TimePoint>
-  bool try_rebuild_all(TimePoint deadline) {
-    try {
-      rebuild_all();
-      return true;
-    } catch (const peer_failure&) {
-      if (TimePoint::clock::now() > deadline) throw;
-      return false;
-    }
-  }
-  [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
-
- private:
-  std::vector<rebuild_entry*> entries_;
+/// The fault tolerance state of one context.
+struct state {
+  policy on_failure = policy::tolerate;
+  std::size_t min_survivors = 0;
+  std::vector<view_change> changes;
+  /// In construction order: vectors are built collectively in the same
+  /// order on every member, so rebuilding them in this order keeps the
+  /// collective steps of a rebuild matched.
+  std::vector<subscriber*> subscribers;
+  bool rebuild_due = false;             // the subscribers are not all rebuilt for the current view
+  std::optional<peer_failure> stopped;  // abort or too few survivors: every later recovery throws this
+  std::chrono::steady_clock::time_point decided_at{};
+  // Barriers in program order (see fault::barrier): the number of the
+  // newest one this member knows completed somewhere, and the one this
+  // member is in (0: none).
+  std::uint64_t barriers_issued = 0;
+  std::uint64_t barriers_completed = 0;
+  std::uint64_t barrier_pending = 0;
 };
 
+inline policy policy_from_env(const char* who) {
+  const char* p = std::getenv("DML_FAILURE_POLICY");
+  const std::string v = p ? p : "";
+  if (v == "abort") return policy::abort;
+  if (v == "tolerate" || v.empty()) return policy::tolerate;
+  throw config_error(std::string(who) + ": DML_FAILURE_POLICY is '" + v + "'; use 'tolerate' or 'abort'");
+}
+
+/// The state of `comm`, made on first use with the environment's defaults.
+template <comm::shrinkable_transport Comm>
+std::shared_ptr<state> state_of(Comm& comm) {
+  return comm.attributes().template get_or_create<state>([&] {
+    auto made = std::make_shared<state>();
+    made->on_failure = policy_from_env("dml::fault");
+    made->min_survivors = static_cast<std::size_t>(dml::detail::number_from_env(
+        "DML_MIN_SURVIVORS", 0, 0, static_cast<long>(comm.size()), "dml::fault", "a number of members"));
+    return made;
+  });
+}
+
 /// What the abort policy throws on member `rank` once the survivors agreed.
-[[nodiscard]] inline peer_failure abort_failure(const std::string& who, member_id rank,
-                                                const std::vector<member_id>& removed, std::uint64_t epoch) {
-  return peer_failure(removed.front(), who + ": member " + std::to_string(rank) + ": member(s) " +
-                                           fault::list(removed) + " failed; the survivors agreed on view " +
-                                           std::to_string(epoch) + " and the failure policy is abort");
+[[nodiscard]] inline peer_failure abort_failure(member_id rank, const std::vector<member_id>& removed,
+                                                std::uint64_t epoch) {
+  return peer_failure(removed.empty() ? rank : removed.front(),
+                      "dml::fault: member " + std::to_string(rank) + ": member(s) " + list(removed) +
+                          " failed; the survivors agreed on view " + std::to_string(epoch) +
+                          " and the failure policy is abort");
 }
 
 /// What every survivor throws when a view change leaves fewer members than
 /// the tolerate policy's minimum (a guard against going on as a small
 /// partition of the group).
-[[nodiscard]] inline peer_failure too_few_survivors(const std::string& who, member_id rank,
-                                                    const std::vector<member_id>& removed,
+[[nodiscard]] inline peer_failure too_few_survivors(member_id rank, const std::vector<member_id>& removed,
                                                     std::uint64_t epoch, std::size_t survivors,
                                                     std::size_t minimum) {
   return peer_failure(removed.empty() ? rank : removed.front(),
-                      who + ": member " + std::to_string(rank) + ": member(s) " + fault::list(removed) +
+                      "dml::fault: member " + std::to_string(rank) + ": member(s) " + list(removed) +
                           " failed; view " + std::to_string(epoch) + " has " + std::to_string(survivors) +
                           " members, fewer than the minimum of " + std::to_string(minimum) +
                           " survivors (min_survivors), so every survivor stops");
 }
 
-/// Members of `before` missing from `after` (both ascending).
-[[nodiscard]] inline std::vector<member_id> removed_members(const std::vector<member_id>& before,
-                                                            const std::vector<member_id>& after) {
-  std::vector<member_id> out;
-  std::set_difference(before.begin(), before.end(), after.begin(), after.end(), std::back_inserter(out));
-  return out;
+// A barrier whose completion reached some members and not others (one
+// died inside it) counts as completed for all: every member had entered
+// it. The survivors learn the newest barrier any of them completed.
+template <class Comm>
+void settle_barriers(Comm& comm, state& s) {
+  const std::uint64_t mine = s.barriers_completed;
+  const auto all = comm.exchange(std::as_bytes(std::span(&mine, 1)));
+  for (const auto& r : all) {
+    if (r.size() != sizeof mine) throw comm_error("dml::fault: malformed barrier record in a recovery");
+    std::uint64_t theirs = 0;
+    std::memcpy(&theirs, r.data(), sizeof theirs);
+    s.barriers_completed = std::max(s.barriers_completed, theirs);
+  }
+}
+
+/// One barrier of the program's sequence of barriers on `comm`. When a
+/// failure cuts it short it stays pending: the next call (after recovery)
+/// resumes it, and returns at once if another member completed it.
+template <class Comm>
+void counted_barrier(Comm& comm) {
+  if constexpr (comm::shrinkable_transport<Comm>) {
+    const auto s = state_of(comm);
+    if (s->barrier_pending == 0) s->barrier_pending = ++s->barriers_issued;
+    if (s->barrier_pending > s->barriers_completed) comm.barrier();  // throws: stays pending
+    s->barriers_completed = std::max(s->barriers_completed, s->barrier_pending);
+    s->barrier_pending = 0;
+  } else {
+    comm.barrier();
+  }
 }
 
 }  // namespace detail
+
+/// The failure policy of `comm` (the environment's `DML_FAILURE_POLICY`
+/// until set).
+template <comm::shrinkable_transport Comm>
+[[nodiscard]] policy failure_policy(Comm& comm) {
+  return detail::state_of(comm)->on_failure;
+}
+
+/// Sets what the vectors built on `comm` do when a member fails. Every
+/// member must set the same policy.
+template <comm::shrinkable_transport Comm>
+void set_policy(Comm& comm, policy p) {
+  detail::state_of(comm)->on_failure = p;
+}
+
+/// Under `tolerate`: a view change that leaves fewer members than `n` makes
+/// every survivor throw `dml::peer_failure` (MALT's guard against training
+/// on as a partition); 0, the default, lets any number go on. At most the
+/// group's size.
+template <comm::shrinkable_transport Comm>
+void set_min_survivors(Comm& comm, std::size_t n) {
+  if (n > comm.size())
+    throw config_error("dml::fault::set_min_survivors: " + std::to_string(n) + " exceeds the group of " +
+                       std::to_string(comm.size()) + " members");
+  detail::state_of(comm)->min_survivors = n;
+}
+
+/// The minimum number of survivors (see set_min_survivors).
+template <comm::shrinkable_transport Comm>
+[[nodiscard]] std::size_t min_survivors(Comm& comm) {
+  return detail::state_of(comm)->min_survivors;
+}
+
+/// The view changes this member took part in, oldest first (empty for a
+/// transport that cannot shrink its group).
+template <class Comm>
+[[nodiscard]] const std::vector<view_change>& view_changes(const Comm& comm) {
+  static const std::vector<view_change> none;
+  if constexpr (comm::shrinkable_transport<Comm>) {
+    if (const auto s = comm.attributes().template find<detail::state>()) return s->changes;
+  }
+  return none;
+}
+
+/// Collective over the survivors: agrees on the view without the members
+/// that have failed, moves `comm` to it and rebuilds everything subscribed
+/// to it (every vector built on it) over the new live set. Returns at once
+/// when no failure is known. With `policy::abort` the agreement still runs,
+/// then this throws `dml::peer_failure` naming the dead member (and does so
+/// again on every later call); likewise under `tolerate` when fewer than
+/// `min_survivors` are left. A member that fails meanwhile makes the
+/// survivors agree again; the whole is bounded by the transport's wait
+/// limit. Vectors call it themselves when one of their operations meets a
+/// failed member.
+template <comm::shrinkable_transport Comm>
+void recover(Comm& comm) {
+  using clock = std::chrono::steady_clock;
+  const auto s = detail::state_of(comm);
+  if (s->stopped) throw *s->stopped;
+  const auto deadline = clock::now() + comm.wait_limit();
+  for (;;) {
+    const comm::membership_view before = comm.view();
+    const comm::agreement a = comm.agree_on_survivors(deadline);
+    if (a.view.epoch != before.epoch) {
+      view_change change;
+      change.epoch = a.view.epoch;
+      change.removed = dml::detail::removed_members(before.live, a.view.live);
+      change.live = a.view.live;
+      change.detection_seconds = a.detection_seconds;
+      s->decided_at = clock::now();
+      s->changes.push_back(change);
+      s->rebuild_due = true;
+      if (s->on_failure == policy::abort)
+        s->stopped = detail::abort_failure(comm.rank(), change.removed, change.epoch);
+      else if (change.live.size() < s->min_survivors)
+        s->stopped = detail::too_few_survivors(comm.rank(), change.removed, change.epoch, change.live.size(),
+                                               s->min_survivors);
+      if (s->stopped) throw *s->stopped;
+    }
+    if (!s->rebuild_due) return;
+    try {
+      detail::settle_barriers(comm, *s);
+      const auto subscribers = s->subscribers;  // a rebuild never subscribes anyone, but be safe
+      for (auto* e : subscribers) e->rebuild(e->owner);
+    } catch (const peer_failure&) {
+      if (clock::now() > deadline) throw;
+      continue;  // another member failed meanwhile: agree again
+    }
+    s->rebuild_due = false;
+    auto& last = s->changes.back();
+    last.recovery_seconds =
+        last.detection_seconds + std::chrono::duration<double>(clock::now() - s->decided_at).count();
+    return;
+  }
+}
+
+/// A barrier over the live members that survives failures: a member that
+/// fails before or inside it is recovered from (`recover`) and the barrier
+/// completes over the survivors. A barrier that some members completed
+/// before another one died inside it is not made again: the survivors
+/// agree it is done. For a transport that cannot shrink its group this is
+/// the transport's barrier.
+template <class Comm>
+void barrier(Comm& comm) {
+  if constexpr (comm::shrinkable_transport<Comm>) {
+    for (;;) {
+      try {
+        comm.check_view();
+        detail::counted_barrier(comm);
+        return;
+      } catch (const peer_failure&) {
+        const auto before = comm.view().epoch;
+        recover(comm);
+        if (comm.view().epoch == before) throw;  // nothing the survivors could agree on
+      }
+    }
+  } else {
+    comm.barrier();
+  }
+}
+
+/// A subscription to a context's view changes: `rebuild(owner)` runs,
+/// collectively, on every survivor in `recover`, in subscription order.
+/// Move-only; the owner's address can be updated when it moves.
+class subscription {
+ public:
+  subscription() = default;
+  template <comm::shrinkable_transport Comm>
+  subscription(Comm& comm, void* owner, void (*rebuild)(void*))
+      : state_(detail::state_of(comm)), entry_(std::make_unique<detail::subscriber>()) {
+    entry_->owner = owner;
+    entry_->rebuild = rebuild;
+    state_->subscribers.push_back(entry_.get());
+  }
+  subscription(subscription&&) noexcept = default;
+  subscription& operator=(subscription&& o) noexcept {
+    if (this != &o) {
+      reset();
+      state_ = std::move(o.state_);
+      entry_ = std::move(o.entry_);
+    }
+    return *this;
+  }
+  subscription(const subscription&) = delete;
+  subscription& operator=(const subscription&) = delete;
+  ~subscription() { reset(); }
+
+  /// The owner moved: rebuild it where it lives now.
+  void set_owner(void* owner) noexcept {
+    if (entry_) entry_->owner = owner;
+  }
+  [[nodiscard]] bool active() const noexcept { return entry_ != nullptr; }
+
+ private:
+  void reset() noexcept {
+    if (!entry_) return;
+    auto& list = state_->subscribers;
+    const auto it = std::find(list.begin(), list.end(), entry_.get());
+    if (it != list.end()) list.erase(it);
+    entry_.reset();
+    state_.reset();
+  }
+  std::shared_ptr<detail::state> state_;  // outlives the context if need be
+  std::unique_ptr<detail::subscriber> entry_;
+};
+
+}  // namespace fault
 DML_END_NAMESPACE

@@ -90,17 +90,6 @@ inline constexpr std::size_t slot_depth = 2;
 
 inline std::size_t words_for(std::size_t bytes) { return (bytes + 7) / 8; }
 
-/// A transport whose group can shrink: its contexts agree on new views and
-/// rebuild the vectors registered with them (dml/fault/membership.hpp).
-template <class C>
-concept recoverable_transport = requires(C& c, const C& cc, rebuild_entry* e) {
-  {c.recover()};
-  {cc.check_view()};
-  {c.register_vector(e)};
-  {c.unregister_vector(e)};
-  { cc.failure_policy() } -> std::same_as<fault::policy>;
-};
-
 }  // namespace detail
 
 /// Fallback that explains how to get xtensor views; the real overload is in
@@ -145,7 +134,7 @@ class dist_vector {
                 "std::span<const dml::gather::input<T>>)");
 
   static constexpr bool is_sparse = std::is_same_v<Repr, sparse>;
-  static constexpr bool recoverable = detail::recoverable_transport<Transport>;
+  static constexpr bool recoverable = comm::shrinkable_transport<Transport>;
   using segment_type = typename Transport::segment_type;
 
  public:
@@ -180,18 +169,15 @@ class dist_vector {
     // view, or all throw under fault::policy::abort.
     for (;;) {
       try {
-        setup();
+        build();
         break;
       } catch (const peer_failure&) {
         recover_or_rethrow();
       }
     }
-    if constexpr (recoverable) {
-      entry_ = std::make_unique<detail::rebuild_entry>();
-      entry_->owner = this;
-      entry_->rebuild = [](void* self) { static_cast<dist_vector*>(self)->rebuild(); };
-      comm_->register_vector(entry_.get());
-    }
+    if constexpr (recoverable)
+      subscription_ =
+          fault::subscription(comm, this, [](void* self) { static_cast<dist_vector*>(self)->rebuild(); });
   }
 
   dist_vector(const dist_vector&) = delete;
@@ -214,7 +200,6 @@ class dist_vector {
         send_len_(o.send_len_),
         in_len_(o.in_len_),
         epoch_(o.epoch_),
-        barrier_passed_(o.barrier_passed_),
         pending_(o.pending_),
         in_scatter_(o.in_scatter_),
         applied_(o.applied_),
@@ -228,8 +213,8 @@ class dist_vector {
         send_words_(std::move(o.send_words_)),
         inputs_(std::move(o.inputs_)),
         stats_(std::move(o.stats_)),
-        entry_(std::move(o.entry_)) {
-    if (entry_) entry_->owner = this;
+        subscription_(std::move(o.subscription_)) {
+    subscription_.set_owner(this);
   }
   dist_vector& operator=(dist_vector&& o) noexcept {
     if (this != &o) {
@@ -238,11 +223,7 @@ class dist_vector {
     }
     return *this;
   }
-  ~dist_vector() {
-    if constexpr (recoverable) {
-      if (entry_) comm_->unregister_vector(entry_.get());
-    }
-  }
+  ~dist_vector() = default;
 
   /// Number of elements.
   [[nodiscard]] std::size_t size() const noexcept { return n_; }
@@ -321,18 +302,11 @@ class dist_vector {
     }
   }
 
-  /// Barrier over the live members (over the survivors after a failure).
+  /// Barrier over the live members (over the survivors after a failure;
+  /// see dml::fault::barrier).
   void barrier() {
     const auto start = std::chrono::steady_clock::now();
-    for (;;) {
-      try {
-        check_view();
-        comm_->barrier();
-        break;
-      } catch (const peer_failure&) {
-        recover_or_rethrow();
-      }
-    }
+    fault::barrier(*comm_);
     stats_.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 
@@ -369,16 +343,14 @@ class dist_vector {
     void flush_all() {
       for (member_id m : v_.out_neighbours()) v_.seg_.flush(m);
     }
-    /// Barrier over the live members. Skipped when a scatter cut short by a
-    /// view change is made again and other members had already passed its
-    /// barrier before the change (a barrier's completion can reach some
-    /// members of a group and not others when one of them dies).
-    /// A failure inside it propagates to the operation that called it (which
-    /// undoes itself and is made again over the survivors).
+    /// Barrier over the live members. A failure inside it propagates to the
+    /// operation that called it (which undoes itself and is made again over
+    /// the survivors); made again, the barrier resumes, and counts as passed
+    /// when another member completed it before the failure (see
+    /// dml::fault::barrier).
     void barrier() {
-      if (v_.clock_ <= v_.barrier_passed_) return;
       const auto start = std::chrono::steady_clock::now();
-      v_.comm_->barrier();
+      fault::detail::counted_barrier(*v_.comm_);
       v_.stats_.wait_seconds +=
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
@@ -451,7 +423,7 @@ class dist_vector {
   void recover_or_rethrow() {
     if constexpr (recoverable) {
       const auto before = comm_->view().epoch;
-      comm_->recover();  // throws under fault::policy::abort
+      fault::recover(*comm_);  // throws under fault::policy::abort
       if (comm_->view().epoch != before || epoch_ != comm_->view().epoch) return;
     }
     throw;
@@ -462,26 +434,55 @@ class dist_vector {
     std::uint64_t pending;  // 1 when the clock's update is sent and not yet combined by its sender
   };
 
-  // Collective over the new view: rebuild graph, slots and counters. Each
-  // member's own segment gets the notify and ack counts its new neighbours
-  // have reached, and every update that is still pending is written again,
-  // so the interrupted round can finish; rounds a new neighbour has already
-  // moved past are skipped (their updates are gone).
+  // Called by dml::fault::recover over a new view.
   void rebuild() {
-    const member_state mine{clock_, pending_ ? 1u : 0u};
-    const auto records = comm_->exchange(std::as_bytes(std::span(&mine, 1)));
+    build();
+    ++stats_.rebuilds;
+  }
+
+  // Collective over the current view; builds the vector at construction and
+  // rebuilds it after a view change, so a member whose construction was cut
+  // short by a failure meets, in the same steps, the others rebuilding the
+  // vector they finished. Every member learns every other's configuration
+  // and problem, so all of them throw the same config_error instead of some
+  // waiting forever; and its clock, so the rebuilt slots and counters let an
+  // interrupted round finish: each member's own segment gets the notify and
+  // ack counts its new neighbours have reached, every update that is still
+  // pending is written again, and rounds a new neighbour has already moved
+  // past are skipped (their updates are gone).
+  void build() {
     const auto view = comm_->view();
-    std::vector<member_state> states(comm_->size(), member_state{0, 0});
-    for (std::size_t i = 0; i < records.size() && i < view.live.size(); ++i) {
-      if (records[i].size() != sizeof(member_state))
-        throw comm_error("dml::dist_vector: malformed rebuild record from member " +
-                         std::to_string(view.live[i]));
-      std::memcpy(&states[view.live[i]], records[i].data(), sizeof(member_state));
-    }
-    graph_ = topology::build(topo_, std::span<const member_id>(view.live));
-    topology::require_strongly_connected(graph_, topo_.name());
     epoch_ = view.epoch;
+    std::string problem;
+    try {
+      validate_local();
+      graph_ = topology::build(topo_, std::span<const member_id>(view.live));
+      topology::require_strongly_connected(graph_, topo_.name());
+    } catch (const config_error& e) {
+      problem = e.what();
+    }
+    description_ = describe();
+    const member_state mine{clock_, pending_ ? 1u : 0u};
+    std::string record(sizeof mine, '\0');
+    std::memcpy(record.data(), &mine, sizeof mine);
+    record += problem.empty() ? description_ : "!" + problem;
+    const auto all = comm_->exchange(std::as_bytes(std::span<const char>(record.data(), record.size())));
+    std::vector<member_state> states(comm_->size(), member_state{0, 0});
+    std::vector<std::string> texts;
+    texts.reserve(all.size());
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      if (all[i].size() < sizeof(member_state) || all.size() != view.live.size())
+        throw comm_error("dml::dist_vector: malformed build record from member " +
+                         std::to_string(i < view.live.size() ? view.live[i] : i));
+      std::memcpy(&states[view.live[i]], all[i].data(), sizeof(member_state));
+      texts.emplace_back(reinterpret_cast<const char*>(all[i].data()) + sizeof(member_state),
+                         all[i].size() - sizeof(member_state));
+    }
+    check_agreement(texts, view);
     allocate();
+    bool resumed = false;
+    for (member_id m : view.live) resumed = resumed || states[m].clock != 0;
+    if (!resumed) return;  // a new vector: nothing to carry over
     const auto me = comm_->rank();
     const auto in = graph_.in(me);
     const auto out = graph_.out(me);
@@ -494,34 +495,11 @@ class dist_vector {
       const auto& s = states[out[k]];
       if (const auto acked = s.clock - s.pending; acked != 0) (void)seg_.fetch_add(me, in.size() + k, acked);
     }
-    barrier_passed_ = 0;
-    for (member_id m : view.live) barrier_passed_ = std::max(barrier_passed_, states[m].clock);
-    ++stats_.rebuilds;
     comm_->barrier();  // counters are set before anyone adds to them
     if (pending_) {
       write_all();
       for (member_id m : out) seg_.flush(m);
     }
-  }
-
-  void setup() {
-    const auto view = comm_->view();
-    epoch_ = view.epoch;
-    std::string problem;
-    try {
-      validate_local();
-      graph_ = topology::build(topo_, std::span<const member_id>(view.live));
-      topology::require_strongly_connected(graph_, topo_.name());
-    } catch (const config_error& e) {
-      problem = e.what();
-    }
-    description_ = describe();
-    // Every member learns every other's description and problem, so all of
-    // them throw the same config_error instead of some waiting forever.
-    const std::string record = problem.empty() ? description_ : "!" + problem;
-    const auto all = comm_->exchange(std::as_bytes(std::span<const char>(record.data(), record.size())));
-    check_agreement(all, view);
-    allocate();
   }
 
   // Slot layout, inboxes and the segment for the current graph.
@@ -577,14 +555,8 @@ class dist_vector {
            ") consistency=" + detail::policy_name(cons_) + " gather=" + detail::policy_name(gather_);
   }
 
-  void check_agreement(const std::vector<std::vector<std::byte>>& all,
-                       const comm::membership_view& view) const {
-    std::vector<std::string> recs;
-    recs.reserve(all.size());
-    for (const auto& r : all) recs.emplace_back(reinterpret_cast<const char*>(r.data()), r.size());
-    auto id = [&](std::size_t i) {
-      return i < view.live.size() && all.size() == view.live.size() ? view.live[i] : i;
-    };
+  void check_agreement(const std::vector<std::string>& recs, const comm::membership_view& view) const {
+    auto id = [&](std::size_t i) { return i < view.live.size() ? view.live[i] : i; };
     for (std::size_t i = 0; i < recs.size(); ++i) {
       if (!recs[i].empty() && recs[i][0] == '!')
         throw config_error("dml::make_vector: member " + std::to_string(id(i)) +
@@ -864,12 +836,10 @@ class dist_vector {
   std::uint64_t clock_ = 0;
   std::uint64_t send_len_ = 0;
   std::size_t in_len_ = 0;
-  std::uint64_t epoch_ = 0;  // view epoch of graph_ and seg_
-  std::uint64_t barrier_passed_ =
-      0;                     // some member finished the scatter of this clock before the last view change
-  bool pending_ = false;     // local_ is the update of clock_, sent and not yet combined here
-  bool in_scatter_ = false;  // a scatter is under way (undone when a failure cuts it short)
-  bool applied_ = false;     // the current gather has rewritten local_
+  std::uint64_t epoch_ = 0;            // view epoch of graph_ and seg_
+  bool pending_ = false;               // local_ is the update of clock_, sent and not yet combined here
+  bool in_scatter_ = false;            // a scatter is under way (undone when a failure cuts it short)
+  bool applied_ = false;               // the current gather has rewritten local_
   std::vector<std::size_t> out_pos_;   // my index in each out-neighbour's in-list
   std::vector<std::size_t> ack_word_;  // my ack counter's word on each in-neighbour
   std::vector<std::uint64_t> consumed_;
@@ -880,7 +850,7 @@ class dist_vector {
   std::vector<std::uint64_t> send_words_;
   std::vector<gather::input<T>> inputs_;
   vector_stats stats_;
-  std::unique_ptr<detail::rebuild_entry> entry_;  // registration with a recoverable transport
+  fault::subscription subscription_;  // rebuilds over the survivors (transports that can shrink)
 };
 
 DML_END_NAMESPACE

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <dml/comm/mpi/watchdog.hpp>
+#include <dml/detail/env.hpp>
 #include <dml/error.hpp>
 #include <dml/fwd.hpp>
 
@@ -96,20 +97,7 @@ inline void check_peer(int rc, const char* who, const char* call, member_id peer
   throw peer_failure(peer, m);
 }
 
-/// The whole number in environment variable `name`, or `fallback` when it
-/// is unset. Anything but a whole number in [min, max] is a config_error
-/// naming the variable and the range (`unit` says what is counted).
-inline long number_from_env(const char* name, long fallback, long min, long max, const char* who,
-                            const char* unit) {
-  const char* p = std::getenv(name);
-  if (p == nullptr) return fallback;
-  char* end = nullptr;
-  const long v = std::strtol(p, &end, 10);
-  if (end == p || *end != '\0' || v < min || v > max)
-    throw config_error(std::string(who) + ": " + name + " is '" + p + "'; give " + unit + " between " +
-                       std::to_string(min) + " and " + std::to_string(max));
-  return v;
-}
+using dml::detail::number_from_env;
 
 /// Starts MPI when nobody has, counts the dml contexts using it and finalizes
 /// after the last one when dml started it. A context holds one of these as

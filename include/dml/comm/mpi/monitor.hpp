@@ -25,7 +25,6 @@
 #include <dml/comm/mpi/common.hpp>
 #include <dml/comm/mpi/watchdog.hpp>
 #include <dml/error.hpp>
-#include <dml/fault/membership.hpp>
 #include <dml/fwd.hpp>
 
 #include <algorithm>

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: BSL-1.0
+// Internal: what the two MPI transports share about their group. The
+// original communicator (a duplicate) and the current view's, member ids
+// and ranks, failure detection (the heartbeat monitor plus operations that
+// failed), the agreement primitive (agree on the survivors with the
+// monitor, then build their communicator with MPI_Comm_create_group), the
+// start-up and the closing barrier before the monitor window is freed.
+#pragma once
+
+#include <dml/comm/attributes.hpp>
+#include <dml/comm/concepts.hpp>
+#include <dml/comm/mpi/common.hpp>
+#include <dml/comm/mpi/monitor.hpp>
+#include <dml/comm/mpi/watchdog.hpp>
+#include <dml/error.hpp>
+#include <dml/fwd.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+DML_BEGIN_NAMESPACE
+namespace detail::mpi_impl {
+
+class group {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  explicit group(const char* who) : who_(who) {}
+  group(const group&) = delete;
+  group& operator=(const group&) = delete;
+
+  /// Start-up, collective over `comm`: duplicates it, learns rank and size,
+  /// whether all members share a node, and starts the fault monitor. The
+  /// calls that cannot be interrupted are bounded by the watchdog.
+  void attach(MPI_Comm comm, clock::duration wait_limit) {
+    if (comm == MPI_COMM_NULL) throw config_error(std::string(who_) + ": the communicator is MPI_COMM_NULL");
+    const auto heartbeat = heartbeat_timeout_from_env(who_);
+    const auto startup = startup_limit(heartbeat, wait_limit);
+    {
+      watchdog::scope guard(who_, "MPI_Comm_dup (start-up)", startup);
+      check(MPI_Comm_dup(comm, &world_), who_, "MPI_Comm_dup");
+    }
+    current_ = world_;
+    check(MPI_Comm_set_errhandler(world_, MPI_ERRORS_RETURN), who_, "MPI_Comm_set_errhandler");
+    int r = 0, n = 0;
+    check(MPI_Comm_rank(world_, &r), who_, "MPI_Comm_rank");
+    check(MPI_Comm_size(world_, &n), who_, "MPI_Comm_size");
+    rank_ = static_cast<member_id>(r);
+    size_ = static_cast<std::size_t>(n);
+    failed_.assign(size_, 0);
+    view_.live.clear();
+    for (member_id m = 0; m < size_; ++m) view_.live.push_back(m);
+    shared_windows_ = one_node(world_, who_, startup);
+    monitor_.start(world_, rank_, size_, shared_windows_, heartbeat, startup, who_);
+  }
+
+  /// Shut-down: meets the others in a barrier (polled, heartbeats on, so a
+  /// member that died meanwhile ends it instead of leaving this one in
+  /// MPI_Win_free), stops the heartbeat, frees the monitor window and the
+  /// communicators. After a failure nothing collective is attempted.
+  /// `progress` runs while waiting (the two-sided transport serves messages).
+  template <class Progress>
+  void shutdown(clock::duration wait_limit, Progress&& progress) noexcept {
+    if (monitor_.started() && !finalized() && !broken() && !current_broken_) {
+      try {
+        barrier(world_, wait_limit, who_, [&] {
+          progress();
+          watch("shut-down");
+        });
+      } catch (...) {
+        mark_broken();
+      }
+    }
+    monitor_.stop();
+    if (finalized() || broken()) return;  // collectives could hang
+    watchdog::scope guard(who_, "shut-down (MPI_Win_free of the fault monitor)", wait_limit);
+    if (monitor_.started()) {
+      MPI_Win win = monitor_.window();
+      MPI_Win_unlock_all(win);
+      MPI_Win_free(&win);
+    }
+    if (current_ != MPI_COMM_NULL && current_ != world_) MPI_Comm_free(&current_);
+    if (world_ != MPI_COMM_NULL) MPI_Comm_free(&world_);
+  }
+
+  [[nodiscard]] const char* who() const noexcept { return who_; }
+  [[nodiscard]] MPI_Comm world() const noexcept { return world_; }
+  /// The communicator of the current view.
+  [[nodiscard]] MPI_Comm current() const noexcept { return current_; }
+  [[nodiscard]] member_id rank() const noexcept { return rank_; }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] const comm::membership_view& view() const noexcept { return view_; }
+  [[nodiscard]] bool shared_windows() const noexcept { return shared_windows_; }
+  [[nodiscard]] comm::attributes& attributes() noexcept { return attributes_; }
+  [[nodiscard]] const comm::attributes& attributes() const noexcept { return attributes_; }
+
+  /// False once an operation aimed at m failed, or m's heartbeat stalled
+  /// past the heartbeat timeout.
+  [[nodiscard]] bool alive(member_id m) const {
+    return m < size_ && failed_[m] == 0 && !(monitor_.started() && monitor_.suspect(m));
+  }
+  /// An operation aimed at m failed: m is dead for this member, and the
+  /// process can no longer finalize MPI or free windows collectively.
+  void mark_failed(member_id m) {
+    if (m < size_) failed_[m] = 1;
+    monitor_.declare(m);
+    mark_broken();
+  }
+
+  /// Throws dml::peer_failure when another member started a view change
+  /// this member has not joined (one local load).
+  void check_view() const {
+    if (monitor_.started() && monitor_.alarmed(view_.epoch))
+      throw peer_failure(rank_, std::string(who_) + ": member " + std::to_string(rank_) +
+                                    ": another member started a view change");
+  }
+  /// Called while a collective or an answer is awaited: a view change
+  /// started elsewhere, or a live member that failed, ends the wait.
+  void watch(const char* what) const {
+    check_view();
+    for (member_id m : view_.live)
+      if (m != rank_ && !alive(m))
+        throw peer_failure(m, std::string(who_) + ": member " + std::to_string(rank_) + " waited in " + what +
+                                  " for member " + std::to_string(m) +
+                                  ", which has failed (heartbeat silent or operations failing)");
+  }
+
+  /// The agreement primitive (comm::shrinkable_transport): when a failure
+  /// is known or another member started a view change, agrees with the
+  /// other survivors on the view without the dead and builds its
+  /// communicator from the original group. The old view's windows and
+  /// communicators are left alone (freeing them is collective over members
+  /// that are gone), and MPI will not be finalized.
+  comm::agreement agree_on_survivors(clock::time_point deadline) {
+    comm::agreement a;
+    bool known = monitor_.alarmed(view_.epoch);
+    for (member_id m : view_.live)
+      if (m != rank_ && !alive(m)) known = true;
+    if (known) {
+      const auto remaining = std::max<clock::duration>(deadline - clock::now(), std::chrono::milliseconds(1));
+      const auto next = monitor_.agree(view_, remaining);
+      if (next.epoch > view_.epoch) {
+        // From the last heartbeat seen of a removed member to the agreed view.
+        for (member_id m : view_.live)
+          if (!next.contains(m))
+            a.detection_seconds = std::max(a.detection_seconds, monitor_.silent_seconds(m));
+        mark_broken();
+        switch_to(next, deadline);
+      }
+    }
+    a.view = view_;
+    return a;
+  }
+
+  /// The rank of member m in the current view's communicator, -1 when m is
+  /// not in it.
+  [[nodiscard]] int rank_of(member_id m) const noexcept {
+    const auto it = std::lower_bound(view_.live.begin(), view_.live.end(), m);
+    return it != view_.live.end() && *it == m ? static_cast<int>(it - view_.live.begin()) : -1;
+  }
+  /// The member at rank r of the current view's communicator.
+  [[nodiscard]] member_id member_of(int r) const {
+    if (r < 0 || static_cast<std::size_t>(r) >= view_.live.size())
+      throw comm_error(std::string(who_) + ": rank " + std::to_string(r) + " is not in the current view");
+    return view_.live[static_cast<std::size_t>(r)];
+  }
+
+  /// Runs a collective on the current communicator: once one is cut short
+  /// the communicator is unusable until a view change replaces it.
+  template <class Fn>
+  decltype(auto) collective(const char* what, Fn&& fn) {
+    if (current_broken_)
+      throw comm_error(std::string(who_) + ": " + what +
+                       " refused: an earlier peer failure or timeout left this group unable to complete "
+                       "collective operations (dml::fault::recover moves it to the survivors)");
+    try {
+      return fn();
+    } catch (...) {
+      current_broken_ = true;
+      throw;
+    }
+  }
+
+  void set_heartbeat_timeout(clock::duration t) { monitor_.set_heartbeat_timeout(t); }
+  [[nodiscard]] clock::duration heartbeat_timeout() const noexcept { return monitor_.heartbeat_timeout(); }
+
+ private:
+  // Builds the communicator of `next` from the original group. Only called
+  // once every member of `next` confirmed it, so nobody outside it takes
+  // part and every member of it does.
+  void switch_to(const comm::membership_view& next, clock::time_point deadline) {
+    MPI_Group all = MPI_GROUP_NULL, survivors = MPI_GROUP_NULL;
+    check(MPI_Comm_group(world_, &all), who_, "MPI_Comm_group");
+    std::vector<int> ranks(next.live.begin(), next.live.end());
+    check(MPI_Group_incl(all, static_cast<int>(ranks.size()), ranks.data(), &survivors), who_,
+          "MPI_Group_incl");
+    MPI_Comm fresh = MPI_COMM_NULL;
+    int rc = MPI_SUCCESS;
+    {
+      const auto limit = std::max<clock::duration>(deadline - clock::now(), std::chrono::seconds(1));
+      watchdog::scope guard(who_, "MPI_Comm_create_group (the survivors' new group)", limit);
+      rc = MPI_Comm_create_group(world_, survivors, static_cast<int>(next.epoch % 32768), &fresh);
+    }
+    MPI_Group_free(&survivors);
+    MPI_Group_free(&all);
+    check(rc, who_, "MPI_Comm_create_group (survivors)");
+    check(MPI_Comm_set_errhandler(fresh, MPI_ERRORS_RETURN), who_, "MPI_Comm_set_errhandler");
+    current_ = fresh;  // the old communicator is left alone: freeing it is collective
+    current_broken_ = false;
+    view_ = next;
+  }
+
+  const char* who_;
+  MPI_Comm world_ = MPI_COMM_NULL;    // the original group (a duplicate)
+  MPI_Comm current_ = MPI_COMM_NULL;  // the current view's group
+  member_id rank_ = 0;
+  std::size_t size_ = 0;
+  std::vector<char> failed_;
+  comm::membership_view view_;
+  bool shared_windows_ = false;
+  bool current_broken_ = false;
+  mutable monitor monitor_;
+  comm::attributes attributes_;
+};
+
+}  // namespace detail::mpi_impl
+DML_END_NAMESPACE

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <random>
 #include <set>
@@ -382,4 +383,71 @@ TEST_CASE("a member that dies before or while the others build a vector is survi
     INFO("victim " << victim);
     REQUIRE(good.load() == static_cast<int>(members) - 1);
   }
+}
+
+TEST_CASE("a barrier that some members passed before another died inside it counts as passed for all") {
+  // MPI's half-completed collective, injected in-process: the victim dies
+  // inside one of its barriers after every member entered it; the members
+  // below it pass the barrier, those above it see the death first. The
+  // loop is a trainer's: notify_ack rounds, then a report through a bsp
+  // vector and a barrier. Unless the survivors settle the barrier in the
+  // recovery, those that passed it go on to the next rounds while the
+  // others wait in it again for them, until the wait limit.
+  for (const member_id victim : {3u, 0u, 6u}) {
+    for (const std::size_t kth : {3u, 4u}) {  // the bsp scatter's barrier, the report barrier
+      inproc::options o;
+      o.wait_limit = 10s;
+      o.die_inside_barrier = {{victim, kth}};
+      std::atomic<int> finished{0};
+      std::atomic<std::uint64_t> lost{0};
+      inproc::run(
+          members,
+          [&](inproc::context& c) {
+            auto v = dml::make_vector<double>(c, 4, dml::consistency::notify_ack{}, dml::topology::halton{});
+            auto mean = dml::make_vector<double>(c, 2);  // bsp over all, like the trainers' report vector
+            for (int epoch = 0; epoch < 5; ++epoch) {
+              for (int r = 0; r < 4; ++r) {
+                std::fill(v.span().begin(), v.span().end(), static_cast<double>(c.rank()));
+                v.scatter();
+                v.gather();
+              }
+              mean.span()[0] = 1.0;
+              mean.scatter();
+              mean.gather();
+              mean.barrier();
+            }
+            if (v.clock() == 20 && mean.clock() == 5 && c.view().live.size() == members - 1) ++finished;
+            lost += v.stats().lost_in_view_change + mean.stats().lost_in_view_change;
+          },
+          o);
+      INFO("victim " << victim << ", barrier " << kth);
+      REQUIRE(finished.load() == static_cast<int>(members) - 1);
+      CHECK(lost.load() <= members);
+    }
+  }
+}
+
+TEST_CASE("bad fault settings in the environment are config_errors naming them") {
+  for (const char* name : {"DML_FAILURE_POLICY", "DML_MIN_SURVIVORS"}) {
+    INFO(name);
+    ::setenv(name, "ignore", 1);
+    std::atomic<int> named{0};
+    inproc::run(2, [&](inproc::context& c) {
+      try {
+        (void)dml::fault::failure_policy(c);
+      } catch (const dml::config_error& e) {
+        if (std::string(e.what()).find(name) != std::string::npos) ++named;
+      }
+    });
+    ::unsetenv(name);
+    REQUIRE(named.load() == 2);
+  }
+  ::setenv("DML_MIN_SURVIVORS", "3", 1);
+  std::atomic<int> read{0};
+  inproc::run(4, [&](inproc::context& c) { read += dml::fault::min_survivors(c) == 3 ? 1 : 0; });
+  ::unsetenv("DML_MIN_SURVIVORS");
+  REQUIRE(read.load() == 4);
+  inproc::run(2, [&](inproc::context& c) {
+    REQUIRE_THROWS_AS(dml::fault::set_min_survivors(c, 3), dml::config_error);
+  });
 }

@@ -26,6 +26,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -50,6 +51,13 @@ struct options {
   /// cannot be stopped from outside at an arbitrary instruction). The kill
   /// drivers use it to kill at a random moment of a run.
   std::vector<std::pair<member_id, std::chrono::steady_clock::time_point>> kill_at{};
+  /// Fault injection: member m dies inside its k-th call of the context's
+  /// barrier() (k counts from 1) once every member has entered it, and the
+  /// barrier's completion reaches only the members with a lower id; the
+  /// others see the death first and never learn that it completed, as MPI
+  /// members can when a member dies inside a collective. Tests use it to
+  /// check that such a half-completed barrier is settled by the recovery.
+  std::vector<std::pair<member_id, std::size_t>> die_inside_barrier{};
   /// Seed of the per-rank random delay generators.
   std::uint64_t seed = 0x5eed;
   // What vectors do when a member fails is not a transport setting: see
@@ -97,6 +105,7 @@ struct world {
     for (auto& k : killed) k.store(false);
     arrived.assign(n, false);
     records.resize(n);
+    dying_in.assign(n, 0);
     for (member_id m = 0; m < n; ++m) current.live.push_back(m);
   }
 
@@ -112,6 +121,10 @@ struct world {
   std::vector<bool> arrived;
   std::vector<std::vector<std::byte>> records;
   std::shared_ptr<const std::vector<std::vector<std::byte>>> result;
+  // options::die_inside_barrier: the generation a member dies in (0: none),
+  // and, per completed generation, the member that died inside it.
+  std::vector<std::uint64_t> dying_in;
+  std::map<std::uint64_t, member_id> died_inside;
   // Segments being created: (view epoch, n-th segment in that view) ->
   // every member's part, until each member of the view has picked it up.
   struct pending_segment {
@@ -323,7 +336,10 @@ class context {
   [[nodiscard]] const options& settings() const noexcept { return world_->opts; }
 
   /// Waits until every live member has entered the barrier.
-  void barrier() { (void)rendezvous({}, "barrier"); }
+  void barrier() {
+    ++barriers_entered_;
+    (void)rendezvous({}, "barrier");
+  }
 
   /// Collective: every member's record, indexed by member id.
   std::vector<std::vector<std::byte>> exchange(std::span<const std::byte> record) {
@@ -424,6 +440,9 @@ class context {
     const std::uint64_t gen = w.generation;
     w.records[rank_].assign(record.begin(), record.end());
     w.arrived[rank_] = true;
+    if (std::string_view(what) == "barrier")
+      for (const auto& [m, k] : w.opts.die_inside_barrier)
+        if (m == rank_ && k == barriers_entered_) w.dying_in[rank_] = gen + 1;
     std::size_t count = 0;
     for (member_id m : view_.live) count += w.arrived[m] ? 1 : 0;
     if (count == view_.live.size()) {
@@ -433,9 +452,16 @@ class context {
       w.result = std::make_shared<const std::vector<std::vector<std::byte>>>(std::move(ordered));
       w.records.assign(w.size, {});
       w.arrived.assign(w.size, false);
+      for (member_id m : view_.live)
+        if (w.dying_in[m] == gen + 1) {  // die_inside_barrier: completed, and m dies
+          w.died_inside[gen] = m;
+          w.failed_at[m] = std::chrono::steady_clock::now();
+          w.states[m].store(detail::state::stopped, std::memory_order_release);
+          break;
+        }
       ++w.generation;
       w.cv.notify_all();
-      return *w.result;
+      return completed_locked(lock, gen, what);
     }
     const auto deadline = std::chrono::steady_clock::now() + w.opts.wait_limit;
     while (w.generation == gen) {
@@ -474,7 +500,22 @@ class context {
       }
       w.cv.wait_for(lock, std::chrono::milliseconds(5));
     }
-    return *w.result;
+    return completed_locked(lock, gen, what);
+  }
+
+  // The result of the rendezvous of generation `gen`, as this member sees
+  // it: with options::die_inside_barrier the member that died inside it
+  // stops, and the members above it see its death instead of the result.
+  std::vector<std::vector<std::byte>> completed_locked(std::unique_lock<std::mutex>& lock, std::uint64_t gen,
+                                                       const char* what) {
+    auto& w = *world_;
+    const auto it = w.died_inside.find(gen);
+    if (it == w.died_inside.end() || rank_ < it->second) return *w.result;
+    const member_id victim = it->second;
+    lock.unlock();
+    if (rank_ == victim) throw stopped{};
+    throw peer_failure(victim, "dml: member " + std::to_string(rank_) + " waited in " + what + " for member " +
+                                   std::to_string(victim) + ", which stopped");
   }
 
   friend class segment;
@@ -491,6 +532,7 @@ class context {
             std::chrono::steady_clock::now() >= kill_at_);
   }
   std::size_t segments_created_ = 0;  // in the current view
+  std::size_t barriers_entered_ = 0;  // calls of barrier(), for options::die_inside_barrier
   membership_view view_;
   comm::attributes attributes_;
 };

@@ -70,6 +70,9 @@ def parse_args():
                    help="how far below the undisturbed quality a survived run may end")
     p.add_argument("--hang-factor", type=float, default=3.0,
                    help="a run longer than this times T plus 30 s is a hang")
+    p.add_argument("--within", type=float, default=None, metavar="SECONDS",
+                   help="kill in the first SECONDS of the run instead of anywhere in it "
+                   "(to stress start-up)")
     p.add_argument("--mpirun", default="mpirun")
     p.add_argument("--table", help="also write the summary as Markdown to this file")
     p.add_argument("args", nargs=argparse.REMAINDER, help="-- then the trainer's own options")
@@ -243,7 +246,7 @@ def main():
     failures = 0
     for i in range(a.runs):
         victim = rng.randrange(a.ranks)
-        at = rng.uniform(0, total)
+        at = rng.uniform(0, min(total, a.within) if a.within else total)
         run = Run(a, victim, at).go(limit)
         outcome, detail = classify(a, run, reference)
         counts[outcome] = counts.get(outcome, 0) + 1

@@ -5,6 +5,7 @@
 // MPI call, so a member that never arrives ends in dml::timeout, not a hang.
 #pragma once
 
+#include <dml/comm/mpi/beacon.hpp>
 #include <dml/comm/mpi/watchdog.hpp>
 #include <dml/detail/env.hpp>
 #include <dml/error.hpp>
@@ -39,6 +40,7 @@ struct process_record {
   int contexts = 0;                 ///< dml contexts alive now
   bool initialized_by_dml = false;  ///< MPI_Init_thread was called by dml
   bool broken = false;              ///< a peer failed or a collective timed out
+  beacon startup;                   ///< heartbeats until the fault monitor's run (beacon.hpp)
 };
 
 inline process_record& process() {
@@ -99,6 +101,12 @@ inline void check_peer(int rc, const char* who, const char* call, member_id peer
 
 using dml::detail::number_from_env;
 
+/// The heartbeat timeout: DML_HEARTBEAT_TIMEOUT_MS when set, else 1 s.
+inline std::chrono::milliseconds heartbeat_timeout_from_env(const char* who) {
+  return std::chrono::milliseconds(
+      number_from_env("DML_HEARTBEAT_TIMEOUT_MS", 1000, 10, 3'600'000, who, "milliseconds"));
+}
+
 /// Starts MPI when nobody has, counts the dml contexts using it and finalizes
 /// after the last one when dml started it. A context holds one of these as
 /// its first member, so it is torn down after everything else.
@@ -128,6 +136,13 @@ class environment {
       limit = std::chrono::milliseconds(number_from_env(
           "DML_STARTUP_TIMEOUT_MS", std::chrono::duration_cast<std::chrono::milliseconds>(limit).count(), 100,
           86'400'000, who, "milliseconds"));
+      // On one node the beacon names a member that dies meanwhile, within
+      // the heartbeat timeout; the fault monitor takes over after start-up.
+      auto& startup = process().startup;
+      if (startup.start(heartbeat_timeout_from_env(who))) {
+        watchdog::instance().set_probe([&startup] { return startup.stale_member(); }, startup.rank());
+        watchdog::instance().set_before_exit([&startup] { startup.remove(); });
+      }
       {
         watchdog::scope guard(who, "MPI_Init_thread (start-up)", limit);
         rc = MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);

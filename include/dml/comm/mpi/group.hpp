@@ -55,6 +55,13 @@ class group {
     for (member_id m = 0; m < size_; ++m) view_.live.push_back(m);
     shared_windows_ = one_node(world_, who_, startup);
     monitor_.start(world_, rank_, size_, shared_windows_, heartbeat, startup, who_);
+    // The monitor's heartbeats run now: the start-up beacon's job is done
+    // (its probe was replaced by the monitor's on one node).
+    if (auto& b = process().startup; b.running()) {
+      if (!shared_windows_) watchdog::instance().clear_probe();
+      watchdog::instance().set_before_exit(nullptr);
+      b.stop();
+    }
   }
 
   /// Shut-down: meets the others in a barrier (polled, heartbeats on, so a

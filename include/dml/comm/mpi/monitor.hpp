@@ -42,12 +42,6 @@
 DML_BEGIN_NAMESPACE
 namespace detail::mpi_impl {
 
-/// The heartbeat timeout: DML_HEARTBEAT_TIMEOUT_MS when set, else 1 s.
-inline std::chrono::milliseconds heartbeat_timeout_from_env(const char* who) {
-  return std::chrono::milliseconds(
-      number_from_env("DML_HEARTBEAT_TIMEOUT_MS", 1000, 10, 3'600'000, who, "milliseconds"));
-}
-
 /// Until the fault monitor runs there are no heartbeats, so the start-up
 /// collectives (all members arrive within moments of each other, right
 /// after MPI_Init) are bounded by time alone: max(4x heartbeat, 10 s), at

@@ -75,6 +75,12 @@ class watchdog {
     std::lock_guard lock(mutex_);
     probe_ = nullptr;
   }
+  /// What to tidy up (no MPI) before the watchdog ends the process, which
+  /// runs no destructors; empty: nothing.
+  void set_before_exit(std::function<void()> f) {
+    std::lock_guard lock(mutex_);
+    before_exit_ = std::move(f);
+  }
 
   watchdog(const watchdog&) = delete;
   watchdog& operator=(const watchdog&) = delete;
@@ -131,6 +137,7 @@ class watchdog {
       std::fprintf(stderr, "%s\n", text.c_str());
       std::fflush(stderr);
       std::fflush(stdout);
+      if (before_exit_) before_exit_();
       std::_Exit(stuck_exit_status);
     }
   }
@@ -145,6 +152,7 @@ class watchdog {
   clock::time_point since_{};
   clock::duration limit_{};
   probe probe_;
+  std::function<void()> before_exit_;
   long rank_ = -1;
 };
 

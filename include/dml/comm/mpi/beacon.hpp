@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: BSL-1.0
+// Internal: heartbeats before MPI runs. The fault monitor's heartbeats live
+// in an MPI window, so until MPI_Init and the start-up collectives are done
+// a member that dies cannot be told apart from a slow one, and the others
+// wait in MPI_Init for the whole start-up bound without being able to name
+// it. The beacon closes that gap on one node: before MPI_Init each process
+// publishes a heartbeat word in POSIX shared memory named after the job and
+// its rank (both known from the launcher's environment: Open MPI, MPICH's
+// Hydra, Slurm), and the watchdog reads the other processes' words while
+// the main thread is inside a call MPI cannot interrupt. A process whose
+// word stops moving for the heartbeat timeout is named. The beacon stops
+// once the fault monitor's own heartbeats run. Processes on other nodes
+// have no word here and are covered by the time bound alone.
+#pragma once
+
+#include <dml/fwd.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#if __has_include(<sys/mman.h>) && __has_include(<fcntl.h>) && __has_include(<unistd.h>)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#define DML_HAS_BEACON 1
+#else
+#define DML_HAS_BEACON 0
+#endif
+
+DML_BEGIN_NAMESPACE
+namespace detail::mpi_impl {
+
+/// Who this process is in its job, from the launcher's environment.
+struct launch_identity {
+  std::string job;  ///< empty when no known launcher started the process
+  long rank = -1;
+  long size = 0;
+};
+
+inline launch_identity launch_identity_from_env() {
+  auto get = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+  };
+  auto number = [](const std::string& s) -> long {
+    if (s.empty()) return -1;
+    char* end = nullptr;
+    const long v = std::strtol(s.c_str(), &end, 10);
+    return end && *end == '\0' && v >= 0 ? v : -1;
+  };
+  launch_identity id;
+  struct source {
+    const char* job;
+    const char* rank;
+    const char* size;
+  };
+  for (const auto& s : {source{"PMIX_NAMESPACE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                        source{"OMPI_MCA_ess_base_jobid", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                        source{"PMI_KVS", "PMI_RANK", "PMI_SIZE"}, source{"SLURM_JOB_ID", "SLURM_PROCID", "SLURM_NTASKS"}}) {
+    std::string job = get(s.job);
+    const long rank = number(get(s.rank)), size = number(get(s.size));
+    if (job.empty() || rank < 0 || size <= rank || size > 65536) continue;
+    if (std::string(s.job) == "SLURM_JOB_ID") job += "." + get("SLURM_STEP_ID");
+    for (char& c : job)
+      if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))) c = '_';
+    id.job = job.substr(0, 100);
+    id.rank = rank;
+    id.size = size;
+    return id;
+  }
+  return id;
+}
+
+class beacon {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  beacon() = default;
+  beacon(const beacon&) = delete;
+  beacon& operator=(const beacon&) = delete;
+  ~beacon() { stop(); }
+
+  /// Publishes this process's heartbeat word, when the launcher's
+  /// environment names the job; false otherwise (nothing is started).
+  bool start(clock::duration heartbeat_timeout) {
+#if DML_HAS_BEACON
+    id_ = launch_identity_from_env();
+    if (id_.job.empty()) return false;
+    timeout_ = heartbeat_timeout;
+    const std::string name = path(id_.rank);
+    const int fd = ::shm_open(name.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0600);
+    if (fd < 0) return false;
+    const bool sized = ::ftruncate(fd, sizeof(std::uint64_t)) == 0;
+    void* at = sized ? ::mmap(nullptr, sizeof(std::uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+    ::close(fd);
+    if (at == MAP_FAILED) {
+      ::shm_unlink(name.c_str());
+      return false;
+    }
+    own_ = static_cast<std::uint64_t*>(at);
+    peers_.assign(static_cast<std::size_t>(id_.size), peer{});
+    running_.store(true);
+    const auto period = std::max<clock::duration>(timeout_ / 10, std::chrono::milliseconds(1));
+    beater_ = std::thread([this, period] {
+      while (running_.load(std::memory_order_acquire)) {
+        std::atomic_ref<std::uint64_t>(*own_).fetch_add(1, std::memory_order_release);
+        std::this_thread::sleep_for(period);
+      }
+    });
+    return true;
+#else
+    (void)heartbeat_timeout;
+    return false;
+#endif
+  }
+
+  /// Removes this process's word without stopping anything (for the
+  /// watchdog's last act: the process ends right after).
+  void remove() const {
+#if DML_HAS_BEACON
+    if (own_) ::shm_unlink(path(id_.rank).c_str());
+#endif
+  }
+
+  /// Stops the heartbeat and removes this process's word.
+  void stop() {
+#if DML_HAS_BEACON
+    if (beater_.joinable()) {
+      running_.store(false);
+      beater_.join();
+    }
+    std::lock_guard lock(mutex_);
+    for (auto& p : peers_)
+      if (p.word) ::munmap(p.word, sizeof(std::uint64_t));
+    peers_.clear();
+    if (own_) {
+      ::munmap(own_, sizeof(std::uint64_t));
+      ::shm_unlink(path(id_.rank).c_str());
+      own_ = nullptr;
+    }
+#endif
+  }
+
+  [[nodiscard]] bool running() const noexcept { return own_ != nullptr; }
+  [[nodiscard]] long rank() const noexcept { return id_.rank; }
+
+  /// For the watchdog (no MPI): the first process of the job whose word
+  /// exists on this node and has not moved for the heartbeat timeout, as
+  /// "member 3 has failed (...)"; empty when none. Removes a dead
+  /// process's word, which nobody else would.
+  std::string stale_member() {
+#if DML_HAS_BEACON
+    std::lock_guard lock(mutex_);
+    const auto now = clock::now();
+    for (std::size_t r = 0; r < peers_.size(); ++r) {
+      if (static_cast<long>(r) == id_.rank) continue;
+      auto& p = peers_[r];
+      if (!p.word) {
+        if (now - p.last_try < timeout_ / 4) continue;
+        p.last_try = now;
+        const int fd = ::shm_open(path(static_cast<long>(r)).c_str(), O_RDONLY, 0);
+        if (fd < 0) continue;  // not started yet, or on another node
+        void* at = ::mmap(nullptr, sizeof(std::uint64_t), PROT_READ, MAP_SHARED, fd, 0);
+        ::close(fd);
+        if (at == MAP_FAILED) continue;
+        p.word = static_cast<std::uint64_t*>(at);
+        p.seen = ~std::uint64_t{0};
+      }
+      const std::uint64_t beat = std::atomic_ref<std::uint64_t>(*p.word).load(std::memory_order_acquire);
+      if (beat != p.seen) {
+        p.seen = beat;
+        p.changed = now;
+        continue;
+      }
+      const auto silent = now - p.changed;
+      if (silent > timeout_) {
+        ::shm_unlink(path(static_cast<long>(r)).c_str());
+        return "member " + std::to_string(r) + " has failed (its start-up heartbeat was silent for " +
+               std::to_string(std::chrono::duration<double>(silent).count()) + " s)";
+      }
+    }
+#endif
+    return {};
+  }
+
+ private:
+  struct peer {
+    std::uint64_t* word = nullptr;
+    std::uint64_t seen = 0;
+    clock::time_point changed{};
+    clock::time_point last_try{};
+  };
+
+  [[nodiscard]] std::string path(long rank) const {
+    return "/dml-" + id_.job + "-" + std::to_string(rank);
+  }
+
+  launch_identity id_;
+  clock::duration timeout_ = std::chrono::seconds(1);
+  std::uint64_t* own_ = nullptr;
+  std::thread beater_;
+  std::atomic<bool> running_{false};
+  std::mutex mutex_;
+  std::vector<peer> peers_;
+};
+
+}  // namespace detail::mpi_impl
+DML_END_NAMESPACE

@@ -3,6 +3,7 @@
 // vectors over topology::all under bsp, so every member ends with the mean
 // 2.5; then a Halton graph over 16 members is built and checked.
 #include <dml/dml.hpp>
+#include <dml/vector/eigen.hpp>
 
 #include <atomic>
 #include <cmath>

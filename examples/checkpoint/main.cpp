@@ -19,6 +19,7 @@
 // compare their steps) and reports.
 #include <dml/dml.hpp>
 #include <dml/fault.hpp>
+#include <dml/vector/eigen.hpp>
 
 #include <Eigen/Core>
 

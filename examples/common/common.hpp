@@ -8,6 +8,7 @@
 
 #include <dml/data.hpp>
 #include <dml/dml.hpp>
+#include <dml/vector/eigen.hpp>
 
 #include "launcher.hpp"
 

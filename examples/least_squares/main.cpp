@@ -46,6 +46,7 @@
 // on, and the reported model is the survivors' mean.
 #include <dml/dml.hpp>
 #include <dml/fault/membership.hpp>
+#include <dml/vector/eigen.hpp>
 
 #include "../common/launcher.hpp"
 

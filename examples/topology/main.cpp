@@ -5,6 +5,7 @@
 // a range of group sizes (--table).
 #include <dml/error.hpp>
 #include <dml/topology.hpp>
+#include <dml/topology/spectral.hpp>
 
 #include <algorithm>
 #include <array>

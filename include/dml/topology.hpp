@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 /// @file
-/// The topology module: the communication graph, its analysis (including the
-/// spectral gap, which brings in Eigen's SVD) and every built-in generator.
+/// The topology module: the communication graph, its analysis and every
+/// built-in generator. The spectral gap, which needs Eigen's SVD, has its
+/// own header: <dml/topology/spectral.hpp>.
 #pragma once
 
 #include <dml/topology/all.hpp>
@@ -13,5 +14,4 @@
 #include <dml/topology/halton.hpp>
 #include <dml/topology/ring.hpp>
 #include <dml/topology/root_expander.hpp>
-#include <dml/topology/spectral.hpp>
 #include <dml/topology/star.hpp>

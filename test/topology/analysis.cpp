@@ -5,6 +5,7 @@
 #include "support/catch.hpp"
 
 #include <dml/topology.hpp>
+#include <dml/topology/spectral.hpp>
 
 #include <cmath>
 #include <cstddef>

@@ -2,6 +2,7 @@
 // make_vector's policy sorting and defaults, collective agreement checks,
 // bad input, views of the local buffer and sparse updates.
 #include <dml/dml.hpp>
+#include <dml/vector/eigen.hpp>
 #include <dml/vector/xtensor.hpp>
 
 #include "support/catch.hpp"

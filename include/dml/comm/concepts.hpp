@@ -52,6 +52,12 @@ struct membership_view {
 ///   semantics; `read(word_offset, out)` copies own data words (relaxed:
 ///   callers detect tearing themselves); `sync()` makes remote writes
 ///   visible to local reads (a no-op where memory is coherent).
+/// - `view(word_offset, words)` is the own data words in place, without a
+///   copy, valid while the segment lives. Reading it is only safe where a
+///   protocol guarantees that no peer writes those words meanwhile (after a
+///   `load` that observed the writer's completed update, and until the
+///   reader lets the writer reuse them); vectors read in place under bsp and
+///   notify_ack, and copy under asp and ssp.
 template <class S>
 concept segment = requires(S& s, const S& cs, member_id m, std::size_t w, std::uint64_t v,
                            std::span<const std::byte> in, std::span<std::byte> out) {
@@ -64,6 +70,7 @@ concept segment = requires(S& s, const S& cs, member_id m, std::size_t w, std::u
   { s.load(w) } -> std::same_as<std::uint64_t>;
   { s.load_control(w) } -> std::same_as<std::uint64_t>;
   {s.read(w, out)};
+  { cs.view(w, w) } -> std::same_as<std::span<const std::uint64_t>>;
   {s.sync()};
 };
 

@@ -248,6 +248,10 @@ class segment {
     check_range(own_, word, out.size());
     detail::copy_out(out, own().data.data() + word);
   }
+  [[nodiscard]] std::span<const std::uint64_t> view(std::size_t word, std::size_t words) const {
+    check_range(own_, word, 8 * words);
+    return {own().data.data() + word, words};
+  }
   void sync() {}
 
  private:
@@ -514,8 +518,8 @@ class context {
     const member_id victim = it->second;
     lock.unlock();
     if (rank_ == victim) throw stopped{};
-    throw peer_failure(victim, "dml: member " + std::to_string(rank_) + " waited in " + what + " for member " +
-                                   std::to_string(victim) + ", which stopped");
+    throw peer_failure(victim, "dml: member " + std::to_string(rank_) + " waited in " + what +
+                                   " for member " + std::to_string(victim) + ", which stopped");
   }
 
   friend class segment;

@@ -555,6 +555,12 @@ class mpi::segment {
     ctx_->progress();
     std::memcpy(out.data(), mem_->data.data() + word, out.size());
   }
+  /// Own data words in place (see comm::segment for when that is safe);
+  /// applies nothing: call sync() or load() first.
+  [[nodiscard]] std::span<const std::uint64_t> view(std::size_t word, std::size_t words) const {
+    check_range(own(), word, 8 * words);
+    return {mem_->data.data() + word, words};
+  }
   /// Applies arrived messages.
   void sync() {
     if (ctx_ != nullptr) ctx_->progress();

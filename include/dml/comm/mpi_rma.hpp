@@ -321,6 +321,12 @@ class mpi_rma::segment {
 
   /// MPI_Win_sync: makes remote writes that completed visible to the loads
   /// above (a memory barrier in the unified model).
+  /// Own data words in place (see comm::segment for when that is safe).
+  [[nodiscard]] std::span<const std::uint64_t> view(std::size_t word, std::size_t words) const {
+    check_range(own(), word, 8 * words);
+    return {base_ + word, words};
+  }
+
   void sync() { detail::mpi_impl::check(MPI_Win_sync(win_), who, "MPI_Win_sync"); }
 
  private:

@@ -810,6 +810,11 @@ class context::segment {
 
   /// Orders the loads that follow after remote writes that have landed (the
   /// adapter writes coherently into host memory).
+  /// Own data words in place (see comm::segment for when that is safe).
+  [[nodiscard]] std::span<const std::uint64_t> view(std::size_t word, std::size_t words) const {
+    check_range(own(), word, 8 * words);
+    return {base_ + word, words};
+  }
   void sync() { std::atomic_thread_fence(std::memory_order_acquire); }
 
  private:

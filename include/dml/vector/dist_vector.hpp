@@ -1,34 +1,35 @@
 // SPDX-License-Identifier: BSL-1.0
 /// @file
 /// The typed distributed vector: a local buffer that members exchange with
-/// one-sided writes into per-sender receive slots.
+/// one-sided writes into per-sender receive slots. This is the front end;
+/// the slot wire format is vector/detail/slots.hpp, the payload codecs
+/// vector/detail/codec.hpp, the steps consistency policies are made of
+/// vector/detail/protocol.hpp, and what the built-in policies combine
+/// consistency/detail/combine.hpp.
 #pragma once
 
 #include <dml/comm/concepts.hpp>
-#include <dml/consistency/bsp.hpp>
 #include <dml/consistency/concepts.hpp>
 #include <dml/detail/policy.hpp>
 #include <dml/error.hpp>
 #include <dml/fault/membership.hpp>
 #include <dml/fwd.hpp>
-#include <dml/topology/all.hpp>
 #include <dml/topology/concepts.hpp>
 #include <dml/topology/graph.hpp>
+#include <dml/vector/detail/codec.hpp>
+#include <dml/vector/detail/names.hpp>
+#include <dml/vector/detail/protocol.hpp>
+#include <dml/vector/detail/slots.hpp>
 #include <dml/vector/detail/wait.hpp>
 #include <dml/vector/gather.hpp>
 #include <dml/vector/representation.hpp>
 #include <dml/vector/stats.hpp>
 
-#include <Eigen/Core>
-
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <initializer_list>
-#include <memory>
 #include <new>
 #include <span>
 #include <string>
@@ -39,58 +40,13 @@
 
 DML_BEGIN_NAMESPACE
 
-namespace detail {
-
-template <int N>
-struct priority : priority<N - 1> {};
-template <>
-struct priority<0> {};
-
-template <class T>
-std::string element_name() {
-  if constexpr (std::is_same_v<T, float>)
-    return "float";
-  else if constexpr (std::is_same_v<T, double>)
-    return "double";
-  else if constexpr (std::is_same_v<T, std::int32_t>)
-    return "int32";
-  else if constexpr (std::is_same_v<T, std::int64_t>)
-    return "int64";
-  else if constexpr (std::is_same_v<T, std::uint32_t>)
-    return "uint32";
-  else if constexpr (std::is_same_v<T, std::uint64_t>)
-    return "uint64";
-  else
-    return std::string(typeid(T).name()) + "/" + std::to_string(sizeof(T));
+/// Fallback that explains how to get Eigen views; the real overload is in
+/// <dml/vector/eigen.hpp>.
+template <class V>
+void eigen_view(V&, detail::priority<0>) {
+  static_assert(detail::dependent_false_v<V>,
+                "dml::dist_vector::eigen() needs #include <dml/vector/eigen.hpp> (and Eigen installed)");
 }
-
-template <class P>
-std::string policy_name(const P& p) {
-  if constexpr (requires { p.describe(); })
-    return std::string(p.describe());
-  else if constexpr (requires { p.name(); })
-    return std::string(p.name());
-  else
-    return std::string("user type ") + typeid(P).name();
-}
-
-inline std::uint64_t fnv1a(std::uint64_t h, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) {
-    h ^= (v >> (8 * i)) & 0xff;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
-// A receive slot is header{seq, clock, length, epoch} · payload · footer{seq},
-// all in 64-bit words. seq is the sender's clock, so 0 means "never written".
-inline constexpr std::size_t header_words = 4;
-inline constexpr std::size_t footer_words = 1;
-inline constexpr std::size_t slot_depth = 2;
-
-inline std::size_t words_for(std::size_t bytes) { return (bytes + 7) / 8; }
-
-}  // namespace detail
 
 /// Fallback that explains how to get xtensor views; the real overload is in
 /// <dml/vector/xtensor.hpp>.
@@ -136,6 +92,8 @@ class dist_vector {
   static constexpr bool is_sparse = std::is_same_v<Repr, sparse>;
   static constexpr bool recoverable = comm::shrinkable_transport<Transport>;
   using segment_type = typename Transport::segment_type;
+  using codec_type = std::conditional_t<is_sparse, detail::sparse_codec<T>, detail::dense_codec<T>>;
+  friend class detail::vector_protocol<dist_vector>;
 
  public:
   using value_type = T;
@@ -144,7 +102,9 @@ class dist_vector {
   using topology_type = Topology;
   using consistency_type = Consistency;
   using gather_type = Gather;
-  class protocol;
+  /// The steps consistency policies are made of; a policy's scatter(p) and
+  /// gather(p) receive one of these (see dml/vector/detail/protocol.hpp).
+  using protocol = detail::vector_protocol<dist_vector>;
 
   /// Collective: every live member must construct its vector with the same
   /// length and policies, in the same order relative to other vectors.
@@ -162,11 +122,8 @@ class dist_vector {
         topo_(std::move(topo)),
         cons_(std::move(cons)),
         gather_(std::move(gather)),
-        local_(length, T{}) {
-    // A member that fails before or while the others build the vector (still
-    // loading its data, say) is handled like a failure in scatter(): the
-    // survivors agree on a view without it and build the vector over that
-    // view, or all throw under fault::policy::abort.
+        local_(length, T{}),
+        codec_(length, capacity()) {
     for (;;) {
       try {
         build();
@@ -182,8 +139,8 @@ class dist_vector {
 
   dist_vector(const dist_vector&) = delete;
   dist_vector& operator=(const dist_vector&) = delete;
-  /// Moves keep the registration with the transport (the context rebuilds
-  /// the vector where it now lives after a view change).
+  /// Moves keep the subscription to the transport's view changes (the
+  /// vector is rebuilt where it now lives).
   dist_vector(dist_vector&& o) noexcept
       : comm_(o.comm_),
         n_(o.n_),
@@ -192,13 +149,13 @@ class dist_vector {
         cons_(std::move(o.cons_)),
         gather_(std::move(o.gather_)),
         local_(std::move(o.local_)),
+        codec_(std::move(o.codec_)),
         graph_(std::move(o.graph_)),
         seg_(std::move(o.seg_)),
         description_(std::move(o.description_)),
-        slot_words_(o.slot_words_),
+        layout_(o.layout_),
         clock_(o.clock_),
         send_len_(o.send_len_),
-        in_len_(o.in_len_),
         epoch_(o.epoch_),
         pending_(o.pending_),
         in_scatter_(o.in_scatter_),
@@ -206,11 +163,9 @@ class dist_vector {
         out_pos_(std::move(o.out_pos_)),
         ack_word_(std::move(o.ack_word_)),
         consumed_(std::move(o.consumed_)),
-        in_clock_(std::move(o.in_clock_)),
         skip_through_(std::move(o.skip_through_)),
-        in_values_(std::move(o.in_values_)),
-        in_indices_(std::move(o.in_indices_)),
-        send_words_(std::move(o.send_words_)),
+        staged_(std::move(o.staged_)),
+        inboxes_(std::move(o.inboxes_)),
         inputs_(std::move(o.inputs_)),
         stats_(std::move(o.stats_)),
         subscription_(std::move(o.subscription_)) {
@@ -232,12 +187,15 @@ class dist_vector {
   [[nodiscard]] std::span<const T> span() const noexcept { return local_; }
   [[nodiscard]] T* data() noexcept { return local_.data(); }
   [[nodiscard]] const T* data() const noexcept { return local_.data(); }
-  /// The local buffer as an Eigen column vector (no copy).
-  [[nodiscard]] Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>> eigen() noexcept {
-    return {local_.data(), static_cast<Eigen::Index>(n_)};
+  /// The local buffer as an Eigen column vector (no copy); needs
+  /// <dml/vector/eigen.hpp>.
+  template <class Self = dist_vector>
+  [[nodiscard]] auto eigen() {
+    return eigen_view(static_cast<Self&>(*this), detail::priority<1>{});
   }
-  [[nodiscard]] Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>> eigen() const noexcept {
-    return {local_.data(), static_cast<Eigen::Index>(n_)};
+  template <class Self = dist_vector>
+  [[nodiscard]] auto eigen() const {
+    return eigen_view(static_cast<const Self&>(*this), detail::priority<1>{});
   }
   /// The local buffer as an xtensor adaptor (no copy); needs
   /// <dml/vector/xtensor.hpp>.
@@ -249,13 +207,12 @@ class dist_vector {
   /// Sends the local buffer to the out-neighbours as the update of the next
   /// clock, as the consistency policy prescribes.
   ///
-  /// When a member fails meanwhile and the transport can shrink its group
-  /// (the in-process and `mpi_rma` transports), the survivors agree on a
-  /// new view, every vector is rebuilt over them, and the scatter is made
-  /// again on the new graph; with `fault::policy::abort` it throws
-  /// `dml::peer_failure` instead.
+  /// When a member fails meanwhile and the transport can shrink its group,
+  /// the survivors agree on a new view, every vector is rebuilt over them,
+  /// and the scatter is made again on the new graph; with
+  /// `fault::policy::abort` it throws `dml::peer_failure` instead.
   void scatter() {
-    encode();  // may throw (sparse capacity) before anything is sent
+    send_len_ = codec_.encode(local_);  // may throw (sparse capacity) before anything is sent
     for (;;) {
       try {
         check_view();
@@ -327,82 +284,7 @@ class dist_vector {
   /// One line naming length, element type and policies (what members compare).
   [[nodiscard]] const std::string& description() const noexcept { return description_; }
 
-  /// The steps consistency policies are made of. A policy's scatter(p) and
-  /// gather(p) receive one of these.
-  class protocol {
-   public:
-    explicit protocol(dist_vector& v) : v_(v) {}
-
-    /// The vector's clock: the number of scatters so far.
-    [[nodiscard]] std::uint64_t clock() const noexcept { return v_.clock_; }
-
-    /// Writes the current update (clock()) into slot clock() mod 2 of every
-    /// out-neighbour: header, payload, footer, in that order.
-    void write_all() { v_.write_all(); }
-    /// Waits for remote completion of every write.
-    void flush_all() {
-      for (member_id m : v_.out_neighbours()) v_.seg_.flush(m);
-    }
-    /// Barrier over the live members. A failure inside it propagates to the
-    /// operation that called it (which undoes itself and is made again over
-    /// the survivors); made again, the barrier resumes, and counts as passed
-    /// when another member completed it before the failure (see
-    /// dml::fault::barrier).
-    void barrier() {
-      const auto start = std::chrono::steady_clock::now();
-      fault::detail::counted_barrier(*v_.comm_);
-      v_.stats_.wait_seconds +=
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    }
-    /// Adds one to this member's notify counter on every out-neighbour.
-    void notify_all() {
-      const auto out = v_.out_neighbours();
-      for (std::size_t k = 0; k < out.size(); ++k) (void)v_.seg_.fetch_add(out[k], v_.out_pos_[k], 1);
-    }
-    /// Adds one to this member's ack counter on every in-neighbour.
-    void ack_all() {
-      const auto in = v_.in_neighbours();
-      for (std::size_t q = 0; q < in.size(); ++q) (void)v_.seg_.fetch_add(in[q], v_.ack_word_[q], 1);
-    }
-    /// Waits until every live out-neighbour has acknowledged `round` rounds.
-    void wait_acks(std::uint64_t round) {
-      const auto out = v_.out_neighbours();
-      const std::size_t base = v_.in_neighbours().size();
-      for (std::size_t k = 0; k < out.size(); ++k)
-        v_.wait_until(out[k], "acknowledgement", [&] { return v_.seg_.load_control(base + k) >= round; });
-    }
-    /// Waits until every live in-neighbour has notified `round` rounds.
-    void wait_notifies(std::uint64_t round) {
-      const auto in = v_.in_neighbours();
-      for (std::size_t q = 0; q < in.size(); ++q)
-        v_.wait_until(in[q], "notify", [&] { return v_.seg_.load_control(q) >= round; });
-    }
-    /// Waits until every live in-neighbour's newest complete update has
-    /// clock ≥ c.
-    void wait_newest_at_least(std::uint64_t c) {
-      const auto in = v_.in_neighbours();
-      for (std::size_t q = 0; q < in.size(); ++q)
-        v_.wait_until(in[q], "an update recent enough",
-                      [&] { return v_.newest_complete(q) >= c || v_.skip_through_[q] >= c; });
-    }
-    /// Combines exactly the clock-c update of every in-neighbour, waiting for
-    /// any that is not complete yet.
-    void combine_exact(std::uint64_t c) { v_.combine_exact(c); }
-    /// Combines the newest complete update of every in-neighbour whose clock
-    /// is ≥ min_clock, retrying reads torn by a concurrent write.
-    void combine_newest(std::uint64_t min_clock) { v_.combine_newest(min_clock); }
-    /// Combines the newest complete update of each in-neighbour not combined
-    /// before; torn or in-flight updates are skipped. Never blocks.
-    void combine_unconsumed() { v_.combine_unconsumed(); }
-
-   private:
-    dist_vector& v_;
-  };
-
  private:
-  enum class read_result { ok, empty, torn };
-
-  // ---- construction ---------------------------------------------------------
   // ---- membership ------------------------------------------------------------
   // Before each operation: has the group moved on, or has a neighbour died
   // (policies that never wait, like asp, would not notice otherwise)?
@@ -502,12 +384,12 @@ class dist_vector {
     }
   }
 
-  // Slot layout, inboxes and the segment for the current graph.
+  // Slot layout, per-neighbour state and the segment for the current graph.
   void allocate() {
     const auto me = comm_->rank();
     const auto in = graph_.in(me);
     const auto out = graph_.out(me);
-    slot_words_ = detail::header_words + payload_words() + detail::footer_words;
+    layout_.payload_words = codec_.payload_words();
     out_pos_.resize(out.size());
     for (std::size_t k = 0; k < out.size(); ++k) out_pos_[k] = position(graph_.in(out[k]), me);
     ack_word_.resize(in.size());
@@ -515,19 +397,18 @@ class dist_vector {
       ack_word_[q] = graph_.in(in[q]).size() + position(graph_.out(in[q]), me);
     consumed_.assign(in.size(), 0);
     skip_through_.assign(in.size(), 0);
-    in_values_.resize(in.size());
-    in_indices_.resize(in.size());
-    in_clock_.assign(in.size(), 0);
-    for (std::size_t q = 0; q < in.size(); ++q) {
-      in_values_[q].assign(is_sparse ? repr_capacity() : n_, T{});
-      if constexpr (is_sparse) in_indices_[q].assign(repr_capacity(), 0);
-    }
-    if constexpr (is_sparse) {
-      send_words_.assign(payload_words(), 0);
-    }
+    staged_.assign(in.size(), gather::input<T>{});
+    inboxes_.clear();  // made on first use: only policies that copy need them
     inputs_.reserve(in.size());
     seg_ = segment_type{};  // the old view's slots are released first
-    seg_ = comm_->create_segment(in.size() * detail::slot_depth * slot_words_, in.size() + out.size());
+    seg_ = comm_->create_segment(layout_.words(in.size()), in.size() + out.size());
+  }
+
+  [[nodiscard]] std::size_t capacity() const noexcept {
+    if constexpr (is_sparse)
+      return repr_.capacity;
+    else
+      return n_;
   }
 
   void validate_local() const {
@@ -575,234 +456,70 @@ class dist_vector {
     return static_cast<std::size_t>(it - list.begin());
   }
 
-  [[nodiscard]] std::size_t repr_capacity() const {
-    if constexpr (is_sparse)
-      return repr_.capacity;
-    else
-      return n_;
-  }
-  [[nodiscard]] std::size_t index_words() const {
-    return is_sparse ? detail::words_for(repr_capacity() * sizeof(std::uint32_t)) : 0;
-  }
-  [[nodiscard]] std::size_t payload_words() const {
-    return index_words() + detail::words_for(repr_capacity() * sizeof(T));
-  }
-
-  // ---- scatter ----------------------------------------------------------------
-  void encode() {
-    if constexpr (is_sparse) {
-      std::size_t nnz = 0;
-      for (const T& x : local_) nnz += x != T{} ? 1 : 0;
-      if (nnz > repr_.capacity)
-        throw config_error("dml::sparse: scatter of " + std::to_string(nnz) +
-                           " nonzeros exceeds the capacity " + std::to_string(repr_.capacity) +
-                           " (nothing was sent)");
-      auto* idx = reinterpret_cast<std::byte*>(send_words_.data());
-      auto* val = idx + 8 * index_words();
-      std::size_t k = 0;
-      for (std::size_t i = 0; i < n_; ++i) {
-        if (local_[i] == T{}) continue;
-        const auto i32 = static_cast<std::uint32_t>(i);
-        std::memcpy(idx + k * sizeof(std::uint32_t), &i32, sizeof i32);
-        std::memcpy(val + k * sizeof(T), &local_[i], sizeof(T));
-        ++k;
-      }
-      send_len_ = nnz;
-    } else {
-      send_len_ = n_;
-    }
-  }
-
+  // ---- the steps the protocol is made of --------------------------------------
+  // Writes the current update into slot clock mod depth of every out-neighbour.
   void write_all() {
-    const std::uint64_t t = clock_;
-    const std::array<std::uint64_t, detail::header_words> header{t, t, send_len_, epoch_};
-    const std::uint64_t footer = t;
     const auto out = out_neighbours();
+    const auto parts = codec_.parts(send_len_);
     for (std::size_t k = 0; k < out.size(); ++k) {
-      const member_id target = out[k];
-      const std::size_t base = (out_pos_[k] * detail::slot_depth + t % detail::slot_depth) * slot_words_;
-      seg_.put(target, base, std::as_bytes(std::span(header)));
-      seg_.order(target);
-      std::size_t payload_bytes = 0;
-      if constexpr (is_sparse) {
-        const auto* bytes = reinterpret_cast<const std::byte*>(send_words_.data());
-        seg_.put(target, base + detail::header_words, std::span(bytes, 4 * send_len_));
-        seg_.put(target, base + detail::header_words + index_words(),
-                 std::span(bytes + 8 * index_words(), sizeof(T) * send_len_));
-        payload_bytes = (4 + sizeof(T)) * send_len_;
-      } else {
-        seg_.put(target, base + detail::header_words, std::as_bytes(std::span<const T>(local_)));
-        payload_bytes = sizeof(T) * n_;
-      }
-      seg_.order(target);
-      seg_.put(target, base + detail::header_words + payload_words(), std::as_bytes(std::span(&footer, 1)));
-      stats_.bytes_sent += payload_bytes + 8 * (detail::header_words + detail::footer_words);
+      const std::size_t base = layout_.base(out_pos_[k], clock_ % detail::slot_depth);
+      stats_.bytes_sent +=
+          detail::write_slot(seg_, out[k], base, layout_.payload_words, clock_, send_len_, epoch_, parts);
     }
   }
 
-  // ---- reading own slots --------------------------------------------------------
-  [[nodiscard]] std::size_t slot_base(std::size_t q, std::size_t d) const {
-    return (q * detail::slot_depth + d) * slot_words_;
-  }
-  // Clock of the complete update in slot (q, d), 0 when empty or mid-write.
-  [[nodiscard]] std::uint64_t complete_clock(std::size_t q, std::size_t d) {
-    const std::size_t base = slot_base(q, d);
-    const std::uint64_t f = seg_.load(base + detail::header_words + payload_words());
-    const std::uint64_t h = seg_.load(base);
-    return h == f ? h : 0;
-  }
-  [[nodiscard]] std::uint64_t newest_complete(std::size_t q) {
-    seg_.sync();
-    std::uint64_t c = 0;
-    for (std::size_t d = 0; d < detail::slot_depth; ++d) c = std::max(c, complete_clock(q, d));
-    return c;
+  // q's update in slot (q, d), holding clock c, staged in place.
+  bool take_in_place(std::size_t q, std::size_t d, std::uint64_t c) {
+    const std::size_t base = layout_.base(q, d);
+    if (seg_.load(base + 3) != epoch_) return false;  // a late write from an older view
+    const std::uint64_t len = seg_.load(base + 2);
+    auto& in = staged_[q];
+    in = gather::input<T>{};
+    if (!codec_.valid_length(len) || !codec_.view(seg_, layout_.payload(q, d), len, in)) {
+      ++stats_.torn_reads;
+      return false;
+    }
+    in.sender = in_neighbours()[q];
+    in.clock = c;
+    stats_.bytes_received += codec_.payload_bytes(len) + 8 * (detail::header_words + detail::footer_words);
+    return true;
   }
 
-  // Copies slot (q, d) into in-neighbour q's inbox: footer, header, payload,
-  // header again. Accepted only when all three sequence numbers agree.
-  read_result read_slot(std::size_t q, std::size_t d) {
+  // A copy of slot (q, d) staged as q's input: footer, header, payload,
+  // header again; accepted only when all three sequence numbers agree.
+  detail::slot_read take_copy(std::size_t q, std::size_t d) {
     seg_.sync();
-    const std::size_t base = slot_base(q, d);
-    const std::uint64_t f0 = seg_.load(base + detail::header_words + payload_words());
+    const std::size_t base = layout_.base(q, d);
+    const std::uint64_t f0 = seg_.load(layout_.footer(q, d));
     const std::uint64_t h0 = seg_.load(base);
-    if (h0 == 0 && f0 == 0) return read_result::empty;
+    if (h0 == 0 && f0 == 0) return detail::slot_read::empty;
     if (h0 != f0) {
       ++stats_.torn_reads;
-      return read_result::torn;
+      return detail::slot_read::torn;
     }
-    if (seg_.load(base + 3) != epoch_) return read_result::empty;  // a late write from an older view
+    if (seg_.load(base + 3) != epoch_) return detail::slot_read::empty;  // a late write from an older view
     const std::uint64_t len = seg_.load(base + 2);
-    if (len > repr_capacity() || (!is_sparse && len != n_)) {
+    if (!codec_.valid_length(len)) {
       ++stats_.torn_reads;
-      return read_result::torn;
+      return detail::slot_read::torn;
     }
-    auto& vals = in_values_[q];
-    if constexpr (is_sparse) {
-      seg_.read(base + detail::header_words,
-                std::as_writable_bytes(std::span(in_indices_[q].data(), static_cast<std::size_t>(len))));
-      seg_.read(base + detail::header_words + index_words(),
-                std::as_writable_bytes(std::span(vals.data(), static_cast<std::size_t>(len))));
-    } else {
-      seg_.read(base + detail::header_words, std::as_writable_bytes(std::span(vals.data(), n_)));
-    }
-    const std::uint64_t h1 = seg_.load(base);
-    if (h1 != h0) {
+    if (inboxes_.size() != staged_.size()) inboxes_.resize(staged_.size());
+    auto& in = staged_[q];
+    in = gather::input<T>{};
+    const bool valid = codec_.copy(seg_, layout_.payload(q, d), len, inboxes_[q], in);
+    if (seg_.load(base) != h0 || !valid) {
       ++stats_.torn_reads;
-      return read_result::torn;
+      return detail::slot_read::torn;
     }
-    if constexpr (is_sparse) {
-      for (std::size_t k = 0; k < len; ++k)
-        if (in_indices_[q][k] >= n_) {  // cannot come from a well-formed writer
-          ++stats_.torn_reads;
-          return read_result::torn;
-        }
-    }
-    in_clock_[q] = h0;
-    in_len_ = len;
-    stats_.bytes_received += (is_sparse ? (4 + sizeof(T)) * len : sizeof(T) * n_) +
-                             8 * (detail::header_words + detail::footer_words);
-    return read_result::ok;
-  }
-
-  void add_input(std::size_t q, std::size_t len) {
-    gather::input<T> in;
     in.sender = in_neighbours()[q];
-    in.clock = in_clock_[q];
-    in.values = std::span<const T>(in_values_[q].data(), len);
-    if constexpr (is_sparse) {
-      in.indices = std::span<const std::uint32_t>(in_indices_[q].data(), len);
-      in.sparse_values = true;
-    }
-    inputs_.push_back(in);
-    consumed_[q] = std::max(consumed_[q], in_clock_[q]);
+    in.clock = h0;
+    stats_.bytes_received += codec_.payload_bytes(len) + 8 * (detail::header_words + detail::footer_words);
+    return detail::slot_read::ok;
   }
 
-  void combine_exact(std::uint64_t c) {
-    if (c == 0)
-      throw config_error("dml::dist_vector::gather: called before the first scatter() under " +
-                         detail::policy_name(cons_) + ", which combines the current round's updates");
-    inputs_.clear();
-    const auto in = in_neighbours();
-    const std::size_t d = c % detail::slot_depth;
-    for (std::size_t q = 0; q < in.size(); ++q) {
-      if (c <= skip_through_[q]) {  // lost when the group shrank
-        ++stats_.lost_in_view_change;
-        continue;
-      }
-      wait_until(in[q], "its update", [&] {
-        seg_.sync();
-        const std::uint64_t got = complete_clock(q, d);
-        if (got > c)
-          throw config_error("dml::dist_vector::gather: member " + std::to_string(in[q]) +
-                             " overwrote its clock-" + std::to_string(c) + " update with clock " +
-                             std::to_string(got) + " before it was combined (members called scatter() and " +
-                             "gather() a different number of times?)");
-        return got == c && read_slot(q, d) == read_result::ok && in_clock_[q] == c;
-      });
-      add_input(q, in_len_);
-    }
-    apply();
-  }
-
-  void combine_newest(std::uint64_t min_clock) {
-    inputs_.clear();
-    const auto in = in_neighbours();
-    for (std::size_t q = 0; q < in.size(); ++q) {
-      bool have = false;
-      wait_until(in[q], "an update recent enough", [&] {
-        seg_.sync();
-        const std::array<std::uint64_t, detail::slot_depth> clocks{complete_clock(q, 0),
-                                                                   complete_clock(q, 1)};
-        const std::size_t newer = clocks[1] > clocks[0] ? 1 : 0;
-        bool any_recent = false;
-        for (std::size_t d : {newer, 1 - newer}) {
-          const std::uint64_t c = clocks[d];
-          if (c == 0 || c < min_clock) continue;
-          any_recent = true;
-          if (read_slot(q, d) == read_result::ok && in_clock_[q] >= min_clock) {
-            have = true;
-            return true;
-          }
-        }
-        return !any_recent;  // nothing recent enough at all: skip this neighbour
-      });
-      if (have)
-        add_input(q, in_len_);
-      else if (newest_complete(q) != 0)
-        ++stats_.stale_skipped;
-    }
-    apply();
-  }
-
-  void combine_unconsumed() {
-    inputs_.clear();
-    const auto in = in_neighbours();
-    seg_.sync();
-    for (std::size_t q = 0; q < in.size(); ++q) {
-      // Newest header first; a slot mid-write is read, found torn, counted.
-      const std::array<std::uint64_t, detail::slot_depth> clocks{seg_.load(slot_base(q, 0)),
-                                                                 seg_.load(slot_base(q, 1))};
-      const std::size_t newer = clocks[1] > clocks[0] ? 1 : 0;
-      bool have = false;
-      bool stale = false;
-      for (std::size_t d : {newer, 1 - newer}) {
-        const std::uint64_t c = clocks[d];
-        if (c == 0) continue;
-        if (c <= consumed_[q]) {
-          stale = true;
-          continue;
-        }
-        if (read_slot(q, d) == read_result::ok && in_clock_[q] > consumed_[q]) {
-          have = true;
-          break;
-        }
-      }
-      if (have)
-        add_input(q, in_len_);
-      else if (stale)
-        ++stats_.stale_skipped;
-    }
-    apply();
+  void add_input(std::size_t q) {
+    inputs_.push_back(staged_[q]);
+    consumed_[q] = std::max(consumed_[q], staged_[q].clock);
   }
 
   void apply() {
@@ -829,13 +546,13 @@ class dist_vector {
   Consistency cons_;
   Gather gather_;
   std::vector<T> local_;
-  topology::graph graph_{std::vector<std::vector<member_id>>(1)};  // replaced in setup()
+  codec_type codec_;
+  topology::graph graph_{std::vector<std::vector<member_id>>(1)};  // replaced in build()
   segment_type seg_{};
   std::string description_;
-  std::size_t slot_words_ = 0;
+  detail::slot_layout layout_;
   std::uint64_t clock_ = 0;
   std::uint64_t send_len_ = 0;
-  std::size_t in_len_ = 0;
   std::uint64_t epoch_ = 0;            // view epoch of graph_ and seg_
   bool pending_ = false;               // local_ is the update of clock_, sent and not yet combined here
   bool in_scatter_ = false;            // a scatter is under way (undone when a failure cuts it short)
@@ -843,11 +560,9 @@ class dist_vector {
   std::vector<std::size_t> out_pos_;   // my index in each out-neighbour's in-list
   std::vector<std::size_t> ack_word_;  // my ack counter's word on each in-neighbour
   std::vector<std::uint64_t> consumed_;
-  std::vector<std::uint64_t> in_clock_;
   std::vector<std::uint64_t> skip_through_;  // rounds <= this from in-neighbour q were lost in a view change
-  std::vector<std::vector<T>> in_values_;
-  std::vector<std::vector<std::uint32_t>> in_indices_;
-  std::vector<std::uint64_t> send_words_;
+  std::vector<gather::input<T>> staged_;     // per in-neighbour: the update read last
+  std::vector<detail::inbox<T>> inboxes_;    // per in-neighbour: copies (asp, ssp)
   std::vector<gather::input<T>> inputs_;
   vector_stats stats_;
   fault::subscription subscription_;  // rebuilds over the survivors (transports that can shrink)

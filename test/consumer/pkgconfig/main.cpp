@@ -3,6 +3,7 @@
 // ranks average their vectors over a ring, which needs the headers, Boost
 // (Hana), Eigen, C++20 and threads from the flags.
 #include <dml/dml.hpp>
+#include <dml/vector/eigen.hpp>
 
 #include <atomic>
 #include <cstdio>

@@ -60,9 +60,10 @@ inline launch_identity launch_identity_from_env() {
     const char* rank;
     const char* size;
   };
-  for (const auto& s : {source{"PMIX_NAMESPACE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-                        source{"OMPI_MCA_ess_base_jobid", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-                        source{"PMI_KVS", "PMI_RANK", "PMI_SIZE"}, source{"SLURM_JOB_ID", "SLURM_PROCID", "SLURM_NTASKS"}}) {
+  for (const auto& s :
+       {source{"PMIX_NAMESPACE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+        source{"OMPI_MCA_ess_base_jobid", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+        source{"PMI_KVS", "PMI_RANK", "PMI_SIZE"}, source{"SLURM_JOB_ID", "SLURM_PROCID", "SLURM_NTASKS"}}) {
     std::string job = get(s.job);
     const long rank = number(get(s.rank)), size = number(get(s.size));
     if (job.empty() || rank < 0 || size <= rank || size > 65536) continue;
@@ -97,7 +98,8 @@ class beacon {
     const int fd = ::shm_open(name.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0600);
     if (fd < 0) return false;
     const bool sized = ::ftruncate(fd, sizeof(std::uint64_t)) == 0;
-    void* at = sized ? ::mmap(nullptr, sizeof(std::uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+    void* at = sized ? ::mmap(nullptr, sizeof(std::uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                     : MAP_FAILED;
     ::close(fd);
     if (at == MAP_FAILED) {
       ::shm_unlink(name.c_str());
@@ -197,9 +199,7 @@ class beacon {
     clock::time_point last_try{};
   };
 
-  [[nodiscard]] std::string path(long rank) const {
-    return "/dml-" + id_.job + "-" + std::to_string(rank);
-  }
+  [[nodiscard]] std::string path(long rank) const { return "/dml-" + id_.job + "-" + std::to_string(rank); }
 
   launch_identity id_;
   clock::duration timeout_ = std::chrono::seconds(1);

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: BSL-1.0
+// Internal: what the built-in consistency policies combine, written once
+// against the receiving side of a vector (its protocol). The policies call
+// these through `p.combine_exact(c)`, `p.combine_newest(min)` and
+// `p.combine_unconsumed()`; docs/vectors.md states the guarantees.
+//
+// The receiver R offers, for in-neighbour q and slot depth d:
+//   in_count(), sender(q), skipped_through(q), consumed(q),
+//   wait(q, what, ready)         wait until ready() (peer failures, limits)
+//   sync()                       make remote writes visible
+//   complete_clock(q, d)         clock of the complete update, 0 if none
+//   header_clock(q, d)           the header's clock (possibly mid-write)
+//   take_in_place(q, d, c)       stage slot (q, d), holding clock c, as q's
+//                                input read in place; false if not valid
+//   take_copy(q, d)              stage a copy of slot (q, d) as q's input,
+//                                with torn-write detection:
+//                                slot_read::{ok, empty, torn}
+//   input_clock(q)               clock of q's staged input
+//   add(q)                       combine q's staged input in this gather
+//   begin(), apply()             start collecting inputs, then combine them
+//   count_lost(), count_stale()  statistics
+#pragma once
+
+#include <dml/error.hpp>
+#include <dml/fwd.hpp>
+#include <dml/vector/detail/names.hpp>
+#include <dml/vector/detail/slots.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+DML_BEGIN_NAMESPACE
+namespace detail {
+
+enum class slot_read { ok, empty, torn };
+
+/// Exactly the clock-c update of every in-neighbour, waiting for each one
+/// that is not complete yet; read in place (nobody rewrites a slot before
+/// the receiver let its writer go on: bsp's barrier, notify_ack's ack).
+template <class R, class Policy>
+void combine_exact(R& r, std::uint64_t c, const Policy& policy) {
+  if (c == 0)
+    throw config_error("dml::dist_vector::gather: called before the first scatter() under " +
+                       policy_name(policy) + ", which combines the current round's updates");
+  r.begin();
+  const std::size_t d = c % slot_depth;
+  for (std::size_t q = 0; q < r.in_count(); ++q) {
+    if (c <= r.skipped_through(q)) {  // lost when the group shrank
+      r.count_lost();
+      continue;
+    }
+    r.wait(q, "its update", [&] {
+      r.sync();
+      const std::uint64_t got = r.complete_clock(q, d);
+      if (got > c)
+        throw config_error("dml::dist_vector::gather: member " + std::to_string(r.sender(q)) +
+                           " overwrote its clock-" + std::to_string(c) + " update with clock " +
+                           std::to_string(got) + " before it was combined (members called scatter() and " +
+                           "gather() a different number of times?)");
+      return got == c && r.take_in_place(q, d, c);
+    });
+    r.add(q);
+  }
+  r.apply();
+}
+
+/// The newest complete update of every in-neighbour whose clock is at
+/// least `min_clock`, waiting while one is only being written; copied out
+/// with torn-write detection (the sender may be rewriting the other slot).
+template <class R>
+void combine_newest(R& r, std::uint64_t min_clock) {
+  r.begin();
+  for (std::size_t q = 0; q < r.in_count(); ++q) {
+    bool have = false;
+    r.wait(q, "an update recent enough", [&] {
+      r.sync();
+      const std::array<std::uint64_t, slot_depth> clocks{r.complete_clock(q, 0), r.complete_clock(q, 1)};
+      const std::size_t newer = clocks[1] > clocks[0] ? 1 : 0;
+      bool any_recent = false;
+      for (std::size_t d : {newer, 1 - newer}) {
+        const std::uint64_t c = clocks[d];
+        if (c == 0 || c < min_clock) continue;
+        any_recent = true;
+        if (r.take_copy(q, d) == slot_read::ok && r.input_clock(q) >= min_clock) {
+          have = true;
+          return true;
+        }
+      }
+      return !any_recent;  // nothing recent enough at all: skip this neighbour
+    });
+    if (have) {
+      r.add(q);
+    } else {
+      r.sync();
+      if (r.complete_clock(q, 0) != 0 || r.complete_clock(q, 1) != 0) r.count_stale();
+    }
+  }
+  r.apply();
+}
+
+/// The newest complete update of each in-neighbour not combined before;
+/// never waits: torn or in-flight updates are skipped (and counted).
+template <class R>
+void combine_unconsumed(R& r) {
+  r.begin();
+  r.sync();
+  for (std::size_t q = 0; q < r.in_count(); ++q) {
+    // Newest header first; a slot mid-write is read, found torn, counted.
+    const std::array<std::uint64_t, slot_depth> clocks{r.header_clock(q, 0), r.header_clock(q, 1)};
+    const std::size_t newer = clocks[1] > clocks[0] ? 1 : 0;
+    bool have = false;
+    bool stale = false;
+    for (std::size_t d : {newer, 1 - newer}) {
+      const std::uint64_t c = clocks[d];
+      if (c == 0) continue;
+      if (c <= r.consumed(q)) {
+        stale = true;
+        continue;
+      }
+      if (r.take_copy(q, d) == slot_read::ok && r.input_clock(q) > r.consumed(q)) {
+        have = true;
+        break;
+      }
+    }
+    if (have)
+      r.add(q);
+    else if (stale)
+      r.count_stale();
+  }
+  r.apply();
+}
+
+}  // namespace detail
+DML_END_NAMESPACE

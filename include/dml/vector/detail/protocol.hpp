@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: BSL-1.0
+// Internal: the steps consistency policies are made of. A policy's
+// scatter(p) and gather(p) receive a vector_protocol; see
+// dml/consistency/concepts.hpp for the list and docs/vectors.md for what
+// each step guarantees. It is also the receiving side the combine
+// algorithms of consistency/detail/combine.hpp are written against.
+#pragma once
+
+#include <dml/consistency/detail/combine.hpp>
+#include <dml/fault/membership.hpp>
+#include <dml/fwd.hpp>
+#include <dml/vector/detail/slots.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+DML_BEGIN_NAMESPACE
+namespace detail {
+
+template <class V>
+class vector_protocol {
+ public:
+  explicit vector_protocol(V& v) : v_(v) {}
+
+  /// The vector's clock: the number of scatters so far.
+  [[nodiscard]] std::uint64_t clock() const noexcept { return v_.clock_; }
+
+  /// Writes the current update (clock()) into slot clock() mod 2 of every
+  /// out-neighbour: header, payload, footer, in that order.
+  void write_all() { v_.write_all(); }
+  /// Waits for remote completion of every write.
+  void flush_all() {
+    for (member_id m : v_.out_neighbours()) v_.seg_.flush(m);
+  }
+  /// Barrier over the live members. A failure inside it propagates to the
+  /// operation that called it (which undoes itself and is made again over
+  /// the survivors); made again, the barrier resumes, and counts as passed
+  /// when another member completed it before the failure (see
+  /// dml::fault::barrier).
+  void barrier() {
+    const auto start = std::chrono::steady_clock::now();
+    fault::detail::counted_barrier(*v_.comm_);
+    v_.stats_.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  /// Adds one to this member's notify counter on every out-neighbour.
+  void notify_all() {
+    const auto out = v_.out_neighbours();
+    for (std::size_t k = 0; k < out.size(); ++k) (void)v_.seg_.fetch_add(out[k], v_.out_pos_[k], 1);
+  }
+  /// Adds one to this member's ack counter on every in-neighbour.
+  void ack_all() {
+    const auto in = v_.in_neighbours();
+    for (std::size_t q = 0; q < in.size(); ++q) (void)v_.seg_.fetch_add(in[q], v_.ack_word_[q], 1);
+  }
+  /// Waits until every live out-neighbour has acknowledged `round` rounds.
+  void wait_acks(std::uint64_t round) {
+    const auto out = v_.out_neighbours();
+    const std::size_t base = v_.in_neighbours().size();
+    for (std::size_t k = 0; k < out.size(); ++k)
+      v_.wait_until(out[k], "acknowledgement", [&] { return v_.seg_.load_control(base + k) >= round; });
+  }
+  /// Waits until every live in-neighbour has notified `round` rounds.
+  void wait_notifies(std::uint64_t round) {
+    const auto in = v_.in_neighbours();
+    for (std::size_t q = 0; q < in.size(); ++q)
+      v_.wait_until(in[q], "notify", [&] { return v_.seg_.load_control(q) >= round; });
+  }
+  /// Waits until every live in-neighbour's newest complete update has
+  /// clock ≥ c.
+  void wait_newest_at_least(std::uint64_t c) {
+    for (std::size_t q = 0; q < in_count(); ++q)
+      wait(q, "an update recent enough", [&] {
+        sync();
+        return std::max(complete_clock(q, 0), complete_clock(q, 1)) >= c || skipped_through(q) >= c;
+      });
+  }
+  /// Combines exactly the clock-c update of every in-neighbour, waiting for
+  /// any that is not complete yet; the updates are read in place.
+  void combine_exact(std::uint64_t c) { detail::combine_exact(*this, c, v_.cons_); }
+  /// Combines the newest complete update of every in-neighbour whose clock
+  /// is ≥ min_clock, retrying reads torn by a concurrent write.
+  void combine_newest(std::uint64_t min_clock) { detail::combine_newest(*this, min_clock); }
+  /// Combines the newest complete update of each in-neighbour not combined
+  /// before; torn or in-flight updates are skipped. Never blocks.
+  void combine_unconsumed() { detail::combine_unconsumed(*this); }
+
+  // ---- the receiving side (consistency/detail/combine.hpp) ----
+  [[nodiscard]] std::size_t in_count() const { return v_.in_neighbours().size(); }
+  [[nodiscard]] member_id sender(std::size_t q) const { return v_.in_neighbours()[q]; }
+  [[nodiscard]] std::uint64_t skipped_through(std::size_t q) const { return v_.skip_through_[q]; }
+  [[nodiscard]] std::uint64_t consumed(std::size_t q) const { return v_.consumed_[q]; }
+  template <class Ready>
+  void wait(std::size_t q, const char* what, Ready&& ready) {
+    v_.wait_until(sender(q), what, std::forward<Ready>(ready));
+  }
+  void sync() { v_.seg_.sync(); }
+  [[nodiscard]] std::uint64_t complete_clock(std::size_t q, std::size_t d) {
+    return detail::complete_clock(v_.seg_, v_.layout_, q, d);
+  }
+  [[nodiscard]] std::uint64_t header_clock(std::size_t q, std::size_t d) {
+    return v_.seg_.load(v_.layout_.base(q, d));
+  }
+  bool take_in_place(std::size_t q, std::size_t d, std::uint64_t c) { return v_.take_in_place(q, d, c); }
+  slot_read take_copy(std::size_t q, std::size_t d) { return v_.take_copy(q, d); }
+  [[nodiscard]] std::uint64_t input_clock(std::size_t q) const { return v_.staged_[q].clock; }
+  void add(std::size_t q) { v_.add_input(q); }
+  void begin() { v_.inputs_.clear(); }
+  void apply() { v_.apply(); }
+  void count_lost() { ++v_.stats_.lost_in_view_change; }
+  void count_stale() { ++v_.stats_.stale_skipped; }
+
+ private:
+  V& v_;
+};
+
+}  // namespace detail
+DML_END_NAMESPACE

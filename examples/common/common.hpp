@@ -288,21 +288,6 @@ struct sample_set {
   }
 };
 
-/// The rows `rows` of x, in that order.
-inline sparse_matrix select_rows(const sparse_matrix& x, const std::vector<Eigen::Index>& rows) {
-  Eigen::Index nonzeros = 0;
-  for (const Eigen::Index r : rows) nonzeros += x.outerIndexPtr()[r + 1] - x.outerIndexPtr()[r];
-  sparse_matrix out(static_cast<Eigen::Index>(rows.size()), x.cols());
-  out.reserve(nonzeros);
-  for (std::size_t k = 0; k < rows.size(); ++k) {
-    out.startVec(static_cast<Eigen::Index>(k));
-    for (sparse_matrix::InnerIterator it(x, rows[k]); it; ++it)
-      out.insertBack(static_cast<Eigen::Index>(k), it.index()) = it.value();
-  }
-  out.finalize();
-  return out;
-}
-
 /// Training and test sets for the linear trainers: the LIBSVM files in s as
 /// sparse rows, both as wide as the wider of the two (a feature only the
 /// test set has keeps a weight of 0), or Fashion-MNIST as dense rows.

@@ -26,6 +26,25 @@ using matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMa
 /// Sparse samples, one per row (what dml::data::read_libsvm returns).
 using sparse_matrix = Eigen::SparseMatrix<float, Eigen::RowMajor>;
 
+/// The rows `rows` of x, in that order.
+inline matrix select_rows(const matrix& x, const std::vector<Eigen::Index>& rows) {
+  return x(rows, Eigen::all);
+}
+/// The rows `rows` of x, in that order.
+inline sparse_matrix select_rows(const sparse_matrix& x, const std::vector<Eigen::Index>& rows) {
+  Eigen::Index nonzeros = 0;
+  for (const Eigen::Index r : rows) nonzeros += x.outerIndexPtr()[r + 1] - x.outerIndexPtr()[r];
+  sparse_matrix out(static_cast<Eigen::Index>(rows.size()), x.cols());
+  out.reserve(nonzeros);
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    out.startVec(static_cast<Eigen::Index>(k));
+    for (sparse_matrix::InnerIterator it(x, rows[k]); it; ++it)
+      out.insertBack(static_cast<Eigen::Index>(k), it.index()) = it.value();
+  }
+  out.finalize();
+  return out;
+}
+
 /// x_i . w (w has at least x.cols() elements).
 inline float row_dot(const matrix& x, Eigen::Index i, const float* w) {
   return x.row(i).dot(Eigen::Map<const Eigen::RowVectorXf>(w, x.cols()));
@@ -243,6 +262,14 @@ void softmax_step(W& w, const sparse_matrix& x, const std::vector<int>& y, std::
     for (sparse_matrix::InnerIterator it(x, static_cast<Eigen::Index>(batch[k])); it; ++it)
       w.row(it.index()) -= (scale * it.value()) * p.row(k);
   w.row(d) -= scale * p.colwise().sum();
+}
+
+/// The mean squared length of the rows of x.
+inline double mean_squared_norm(const matrix& x) {
+  return x.rows() ? static_cast<double>(x.squaredNorm()) / static_cast<double>(x.rows()) : 0;
+}
+inline double mean_squared_norm(const sparse_matrix& x) {
+  return x.rows() ? static_cast<double>(x.squaredNorm()) / static_cast<double>(x.rows()) : 0;
 }
 
 }  // namespace trainer

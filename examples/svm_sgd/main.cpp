@@ -81,10 +81,7 @@ task binary(const trainer::sample_set& d, int positive, int negative) {  // nega
     }
   }
   task t;
-  if (d.sparse())
-    t.x = trainer::select_rows(std::get<trainer::sparse_matrix>(d.x), rows);
-  else
-    t.x = trainer::matrix(std::get<trainer::matrix>(d.x)(rows, Eigen::all));
+  d.visit([&](const auto& x) { t.x = trainer::select_rows(x, rows); });
   t.y = Eigen::Map<Eigen::VectorXf>(labels.data(), static_cast<Eigen::Index>(labels.size()));
   return t;
 }

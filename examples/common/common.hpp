@@ -34,6 +34,8 @@
 #include <variant>
 #include <vector>
 
+#include <unistd.h>  // sysconf: the machine's memory
+
 #ifndef DML_FASHION_MNIST_DIR
 #define DML_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
 #endif
@@ -334,6 +336,42 @@ inline void check_model_size(const std::string& data, std::size_t features, std:
           std::to_string(static_cast<std::uint64_t>(floats)) + " floats (" + gib +
           " GiB per copy, several copies per rank), beyond the trainers' limit of 2^26 weights "
           "(256 MiB); hash the features into fewer dimensions");
+}
+
+/// In-process ranks share this process's memory, and a dense model travels
+/// through each rank's vector: its local buffer, two receive slots per
+/// in-neighbour and a copy of each input while gathering, besides the
+/// trainer's own model -- (2 + 3 x in-degree) copies of the model per rank,
+/// as measured with /usr/bin/time (docs/trainers.md). Refuses a run that
+/// would need more than 80% of the machine's memory, with the numbers and
+/// the ways out, before anything is allocated (swapping or the kernel's
+/// OOM killer would be the alternative). MPI processes are not checked:
+/// where they run is mpiexec's business.
+template <class Topology>
+void check_inproc_memory(const launcher& launch, std::size_t ranks, std::size_t model_floats,
+                         const std::string& topology) {
+  if (!launch.in_process()) return;
+  std::size_t in_degree = 0;
+  if (ranks > 1) {
+    std::vector<std::size_t> in(ranks, 0);
+    for (const auto& out : Topology{}.out_lists(ranks))
+      for (const auto to : out) in_degree = std::max(in_degree, ++in[to]);
+  }
+  const double copies = 2.0 + 3.0 * static_cast<double>(in_degree);
+  const double need = static_cast<double>(ranks) * copies * static_cast<double>(model_floats) * sizeof(float);
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return;  // unknown: nothing to compare with
+  const double have = static_cast<double>(pages) * static_cast<double>(page);
+  if (need <= 0.8 * have) return;
+  char text[200];
+  std::snprintf(text, sizeof text,
+                "%.1f GiB (%.0f copies of %.0f MiB per rank), more than 80%% of this machine's %.1f GiB",
+                need / (1u << 30), copies, static_cast<double>(model_floats) * sizeof(float) / (1u << 20),
+                have / (1u << 30));
+  throw usage_error(std::to_string(ranks) + " in-process ranks exchanging a dense model of " +
+                    std::to_string(model_floats) + " floats over " + topology + " need about " + text +
+                    ": use fewer --ranks, a topology with fewer in-neighbours (ring: 1), or MPI processes on "
+                    "several machines");
 }
 
 /// [5] The exact mean over the live members of a model of floats plus a

@@ -207,6 +207,10 @@ int main(int argc, char** argv) {
           throw dml::data_error(
               d->name, 0, "label " + std::to_string(label) + " outside 0.." + std::to_string(classes - 1));
     trainer::check_model_size(train_set.name, static_cast<std::size_t>(train_set.cols()), classes);
+    trainer::with_policies(s, [&](auto topology, auto) {
+      trainer::check_inproc_memory<decltype(topology)>(
+          launch, s.ranks, (static_cast<std::size_t>(train_set.cols()) + 1) * classes, s.topology);
+    });
     // LIBSVM data: unless given, the step keeps lr x (1 + mean squared row
     // length) -- the squared length of a row with the bias's constant 1 --
     // at 32, about what the default 0.2 gives on Fashion-MNIST's pixels

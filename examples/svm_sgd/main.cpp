@@ -255,6 +255,10 @@ int main(int argc, char** argv) {
       o.negative = *labels.begin();
     }
     trainer::check_model_size(train_set.name, static_cast<std::size_t>(train_set.cols()), 1);
+    trainer::with_policies(s, [&](auto topology, auto) {
+      trainer::check_inproc_memory<decltype(topology)>(
+          launch, s.ranks, static_cast<std::size_t>(train_set.cols()) + 1, s.topology);
+    });
     const task train = binary(train_set, o.positive, o.negative),
                test = binary(test_set, o.positive, o.negative);
     if (test.rows() == 0) throw dml::data_error(test_set.name, 0, "no test samples of the two classes");

@@ -51,6 +51,7 @@ struct settings {
   std::string data, test, csv;  // empty data/test: Fashion-MNIST
   bool ranks_given = false;     // --ranks was on the command line
   bool lr_given = false;        // --lr was on the command line
+  bool cb_size_given = false;   // --cb-size was on the command line
   /// --kill-after R@SECONDS: in-process member R dies that long after the
   /// trainer started (at its next transport operation).
   std::vector<std::pair<std::size_t, double>> kill_after;
@@ -131,6 +132,7 @@ inline settings parse(int argc, char** argv, settings s, const extra_options& ex
     } else if (arg == "--cb-size") {
       need_value();
       s.cb_size = parse_number<std::size_t>(arg, value);
+      s.cb_size_given = true;
     } else if (arg == "--limit") {
       need_value();
       s.limit = parse_number<std::size_t>(arg, value);
@@ -311,6 +313,26 @@ inline std::pair<sample_set, sample_set> load_samples(const settings& s) {
   const Eigen::Index width = std::max(train.cols(), test.cols());
   for (sample_set* d : {&train, &test}) std::get<sparse_matrix>(d->x).conservativeResize(d->rows(), width);
   return {std::move(train), std::move(test)};
+}
+
+/// The default --cb-size of the linear trainers on sparse rows: each
+/// exchange moves the whole dense model, so on wide data it is made rare
+/// enough that the samples between two exchanges carry at least a quarter
+/// as many nonzeros as the model has features -- the smallest power of two
+/// >= features / (4 x mean nonzeros per row), at least `minimum` (the
+/// trainer's default) and at most `samples_per_rank`. Measured with
+/// dml-svm-sgd on generated data, 4 ranks, 300 nonzeros per row: at 2^20
+/// features --cb-size 1024 took 4.6 s instead of 80 s with 64, at the same
+/// accuracy (0.8546 and 0.8541); at 2^24, one exchange per epoch ended at
+/// 0.8649, liblinear at 0.8647.
+inline std::size_t sparse_cb_size(const sample_set& train, std::size_t samples_per_rank,
+                                  std::size_t minimum) {
+  const auto& x = std::get<sparse_matrix>(train.x);
+  const double nonzeros = x.rows() ? static_cast<double>(x.nonZeros()) / static_cast<double>(x.rows()) : 1;
+  const double wanted = static_cast<double>(x.cols()) / (4.0 * std::max(1.0, nonzeros));
+  std::size_t cb = minimum;
+  while (static_cast<double>(cb) < wanted) cb *= 2;
+  return std::max(minimum, std::min(cb, samples_per_rank));
 }
 
 /// The most weights (features x weight vectors) of a linear trainer's model:

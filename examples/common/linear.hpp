@@ -55,12 +55,27 @@ inline float row_dot(const sparse_matrix& x, Eigen::Index i, const float* w) {
   return sum;
 }
 
-/// w += alpha x_i.
-inline void row_axpy(const matrix& x, Eigen::Index i, float alpha, float* w) {
-  Eigen::Map<Eigen::RowVectorXf>(w, x.cols()) += alpha * x.row(i);
+/// w += alpha x_i; returns how much |w|^2 changed (from each changed
+/// element's old and new value, so a scaled model keeps its norm current in
+/// O(nonzeros)).
+inline double row_axpy(const matrix& x, Eigen::Index i, float alpha, float* w) {
+  double change = 0;
+  for (Eigen::Index j = 0; j < x.cols(); ++j) {
+    const float old = w[j], now = old + alpha * x(i, j);
+    change += static_cast<double>(now) * now - static_cast<double>(old) * old;
+    w[j] = now;
+  }
+  return change;
 }
-inline void row_axpy(const sparse_matrix& x, Eigen::Index i, float alpha, float* w) {
-  for (sparse_matrix::InnerIterator it(x, i); it; ++it) w[it.index()] += alpha * it.value();
+inline double row_axpy(const sparse_matrix& x, Eigen::Index i, float alpha, float* w) {
+  double change = 0;
+  for (sparse_matrix::InnerIterator it(x, i); it; ++it) {
+    float& e = w[it.index()];
+    const float old = e, now = old + alpha * it.value();
+    change += static_cast<double>(now) * now - static_cast<double>(old) * old;
+    e = now;
+  }
+  return change;
 }
 
 // ------------------------------------------------------------------ SVM
@@ -68,10 +83,12 @@ inline void row_axpy(const sparse_matrix& x, Eigen::Index i, float alpha, float*
 /// A linear SVM in Bottou's scaled form: the weights are w = scale * v, so
 /// the L2 shrink w *= 1 - eta lambda of every step multiplies one number
 /// and a step costs the nonzeros of its sample. The bias (last element of
-/// v) is neither scaled nor regularized.
+/// v) is neither scaled nor regularized. |v|^2 is kept current by the
+/// steps, so |w| and the projection into a ball cost O(1) as well.
 struct scaled_svm {
   Eigen::VectorXf v;  ///< [v; b]
   double scale = 1;
+  double norm2 = 0;  ///< |v without the bias|^2
 
   explicit scaled_svm(Eigen::Index features) : v(Eigen::VectorXf::Zero(features + 1)) {}
   [[nodiscard]] Eigen::Index features() const noexcept { return v.size() - 1; }
@@ -80,6 +97,15 @@ struct scaled_svm {
   void fold() {
     if (scale != 1) v.head(features()) *= static_cast<float>(scale);
     scale = 1;
+    refresh_norm();
+  }
+  /// Recomputes |v|^2 exactly (after v was replaced, or to end drift). O(width).
+  void refresh_norm() { norm2 = v.head(features()).template cast<double>().squaredNorm(); }
+  /// Projects w into the ball |w| <= radius (Pegasos: the optimum lies in
+  /// it for radius 1/sqrt(lambda)), by the scale alone. O(1).
+  void project(double radius) {
+    const double w2 = scale * scale * norm2;
+    if (w2 > radius * radius) scale *= radius / std::sqrt(w2);
   }
 };
 
@@ -97,11 +123,12 @@ void svm_step(scaled_svm& m, const Rows& x, Eigen::Index i, float y, float eta, 
   if (std::abs(m.scale * shrink) < 1e-6) {  // v would grow too large (or shrink is <= 0): fold now
     m.fold();
     m.v.head(d) *= static_cast<float>(shrink);
+    m.refresh_norm();
   } else {
     m.scale *= shrink;
   }
   if (y * score < 1.0f) {
-    row_axpy(x, i, static_cast<float>(static_cast<double>(eta * y) / m.scale), m.v.data());
+    m.norm2 += row_axpy(x, i, static_cast<float>(static_cast<double>(eta * y) / m.scale), m.v.data());
     m.v[d] += 0.01f * eta * y;  // svmsgd's smaller bias step
   }
 }

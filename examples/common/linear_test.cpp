@@ -79,6 +79,28 @@ TEST_CASE("the scaled svm step is the textbook step: shrink w, then add eta y x 
   REQUIRE(max_abs_difference(scaled.v, w) <= 1e-4f * w.cwiseAbs().maxCoeff());
 }
 
+TEST_CASE("the scaled svm keeps |v|^2 current and projects into a ball by its scale") {
+  const matrix dense = random_rows(100, 30, 5);
+  const sparse_matrix sparse = dense.sparseView();
+  trainer::scaled_svm m(30);
+  for (int t = 0; t < 300; ++t) {
+    const Eigen::Index i = (t * 11) % 100;
+    trainer::svm_step(m, sparse, i, (i % 3) ? 1.0f : -1.0f, 1.0f / (1e-2f * (static_cast<float>(t) + 20.0f)),
+                      1e-2f);
+  }
+  const double exact = m.v.head(30).cast<double>().squaredNorm();
+  REQUIRE(m.norm2 > 0);
+  REQUIRE(std::abs(m.norm2 - exact) <= 1e-9 * exact);
+  const Eigen::VectorXf v = m.v;
+  const double radius = 0.5 * m.scale * std::sqrt(exact);  // half of |w|: the projection must act
+  m.project(radius);
+  REQUIRE(m.v == v);  // only the scale changed
+  REQUIRE(std::abs(m.scale * std::sqrt(m.norm2) - radius) <= 1e-12 * radius);
+  const double scale = m.scale;
+  m.project(2 * radius);  // inside the ball: nothing to do
+  REQUIRE(m.scale == scale);
+}
+
 TEST_CASE("an svm step on a sparse row writes only its nonzero features and the bias") {
   const Eigen::Index d = Eigen::Index{1} << 20;
   sparse_matrix x(1, d);

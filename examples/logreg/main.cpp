@@ -161,6 +161,9 @@ the model, features x classes floats per rank, may have up to 2^26 weights.
 --lr defaults to 0.2 on Fashion-MNIST and to 32 / (1 + mean squared row
 length) on LIBSVM files (about the same product as 0.2 on Fashion-MNIST's
 pixels; 16 for unit-length rows). Epoch e steps with lr / sqrt(e).
+--cb-size defaults to 256; on LIBSVM files to the power of two >= features /
+(4 x mean nonzeros per row) if that is larger (each exchange moves the
+whole dense model), at most a rank's share of the samples.
   --data FILE --test FILE  LIBSVM training and test files
   --batch N              examples per SGD step, default 32; --cb-size
                          (default 256) examples per rank between model
@@ -222,6 +225,9 @@ int main(int argc, char** argv) {
       s.lr = static_cast<float>(32.0 / (1.0 + length2));
       lr_note = " (32 / (1 + mean squared row length))";
     }
+    if (!s.data.empty() && !s.cb_size_given)
+      s.cb_size =
+          trainer::sparse_cb_size(train_set, static_cast<std::size_t>(train_set.rows()) / s.ranks, s.cb_size);
     if (static_cast<std::size_t>(train_set.rows()) / s.ranks < s.cb_size)
       throw trainer::usage_error(std::to_string(train_set.rows()) + " training samples are too few for " +
                                  std::to_string(s.ranks) + " ranks with --cb-size " +

@@ -166,17 +166,25 @@ trainer::row train(trainer::launcher& launch, const settings& s, const svm_optio
             train.x);
         // [4] Model averaging (and rescaling) with the neighbours: the
         // vector carries [w, b], so the scale goes into the weights first.
+        // Alone, the exchange is the projection, which the scale does
+        // without touching the width.
+        if (ranks == 1 && !o.allreduce) {
+          model.project(1.0 / std::sqrt(double{o.lambda}));
+          continue;
+        }
         model.fold();
         if (o.allreduce) {  // --baseline mpi_allreduce: the same step without dml
           const std::span<float> w(model.v.data(), d + 1);
           launch.allreduce_mean(w);
           average_and_rescale{1.0f / std::sqrt(o.lambda)}(w, {});  // the projection alone
+          model.refresh_norm();
           continue;
         }
         v.eigen() = model.v;
         v.scatter();
         v.gather();
         model.v = v.eigen();
+        model.refresh_norm();
       }
       report(epoch, start);
     }
@@ -200,7 +208,10 @@ features (kept sparse: a step costs the nonzeros of its sample).
                          (liblinear's default C = 1)
   --lr X is eta0: default 0.001 on Fashion-MNIST; on LIBSVM files the
   constant step that lowers the objective most in one pass over 1000
-  training samples (powers of 2 from 1), as Bottou's svmsgd chooses it
+  training samples (powers of 2 from 1), as Bottou's svmsgd chooses it.
+  --cb-size defaults to 64; on LIBSVM files to the power of two >= features /
+  (4 x mean nonzeros per row) if that is larger (each exchange moves the
+  whole dense model), at most a rank's share of the samples.
   --data FILE --test FILE  LIBSVM training and test files
   --baseline mpi_allreduce  replace the dml vector by MPI_Allreduce of the
                          model, then the same projection (the exact mean
@@ -275,6 +286,9 @@ int main(int argc, char** argv) {
           [&](const auto& x) { return trainer::svm_calibrate_eta0(x, train.y, sample, o.lambda); }, train.x);
       eta_note = " (calibrated on " + std::to_string(sample.size()) + " samples)";
     }
+    if (!s.data.empty() && !s.cb_size_given)
+      s.cb_size =
+          trainer::sparse_cb_size(train_set, static_cast<std::size_t>(train.rows()) / s.ranks, s.cb_size);
     if (static_cast<std::size_t>(train.rows()) / s.ranks < s.cb_size)
       throw trainer::usage_error(std::to_string(train.rows()) + " training samples are too few for " +
                                  std::to_string(s.ranks) + " ranks with --cb-size " +

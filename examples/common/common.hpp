@@ -315,6 +315,22 @@ inline std::pair<sample_set, sample_set> load_samples(const settings& s) {
   return {std::move(train), std::move(test)};
 }
 
+/// The default step for R ranks that average their models (or gradients)
+/// every few examples: unless --lr was given, the single-rank default times
+/// sqrt(R). Averaging R replicas averages away gradient noise, so each
+/// epoch moves the model less, as a batch R times larger does; sqrt(R)
+/// keeps the noise of a step about as it was (a linear R would, for the
+/// mean step, but was worse: docs/trainers.md, "Equal-epoch quality").
+/// Returns the note for the header line.
+inline std::string scale_lr_with_ranks(settings& s) {
+  if (s.lr_given || s.ranks == 1) return "";
+  const float base = s.lr;
+  s.lr = base * std::sqrt(static_cast<float>(s.ranks));
+  char note[64];
+  std::snprintf(note, sizeof note, " (%g x sqrt(%zu ranks))", static_cast<double>(base), s.ranks);
+  return note;
+}
+
 /// The default --cb-size of the linear trainers on sparse rows: each
 /// exchange moves the whole dense model, so on wide data it is made rare
 /// enough that the samples between two exchanges carry at least a quarter

@@ -158,7 +158,8 @@ examples. Data: Fashion-MNIST (pixels scaled to [0, 1], 10 classes) or
 LIBSVM files of up to 2^26 features, kept as sparse rows (a step costs the
 nonzeros of its samples), with labels 0..C-1 (C classes) or -1/+1 (two);
 the model, features x classes floats per rank, may have up to 2^26 weights.
---lr defaults to 0.2 on Fashion-MNIST and to 32 / (1 + mean squared row
+--lr defaults to 0.2 x sqrt(ranks) on Fashion-MNIST (ranks that average
+take fewer, less noisy steps per epoch) and to 32 / (1 + mean squared row
 length) on LIBSVM files (about the same product as 0.2 on Fashion-MNIST's
 pixels; 16 for unit-length rows). Epoch e steps with lr / sqrt(e).
 --cb-size defaults to 256; on LIBSVM files to the power of two >= features /
@@ -219,7 +220,8 @@ int main(int argc, char** argv) {
     // at 32, about what the default 0.2 gives on Fashion-MNIST's pixels
     // (0.2 x 162.9): a step moves the logits by about that product, and
     // unit-length text rows are 80 times shorter than images.
-    std::string lr_note;
+    // Fashion-MNIST: the default 0.2 times sqrt(ranks) (common.hpp).
+    std::string lr_note = s.data.empty() ? trainer::scale_lr_with_ranks(s) : "";
     if (!s.data.empty() && !s.lr_given) {
       const double length2 = train_set.visit([](const auto& x) { return trainer::mean_squared_norm(x); });
       s.lr = static_cast<float>(32.0 / (1.0 + length2));

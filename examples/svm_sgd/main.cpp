@@ -198,7 +198,13 @@ step eta_t = 1 / (lambda (t + t0)), eta_0 = --lr, data parallel over
 ranks that average their models, projected into the ball
 |w| <= 1/sqrt(lambda), after every --cb-size samples. Data: Fashion-MNIST
 (pixels in [0, 1]) or LIBSVM files with whole-number labels, of up to 2^26
-features (kept sparse: a step costs the nonzeros of its sample).
+features (kept sparse: a step costs the nonzeros of its sample). --lr is
+eta0: 0.001 on Fashion-MNIST; on LIBSVM files by default the constant step
+that lowers the objective most in one pass over 1000 training samples
+(powers of 2 from 1), as Bottou's svmsgd chooses it. --cb-size: 64; on
+LIBSVM files by default the power of two >= features / (4 x mean nonzeros
+per row) if larger (each exchange moves the whole dense model), at most a
+rank's share of the samples.
   --positive N           the +1 class, default 0 (T-shirt/top); for a LIBSVM
                          file of two labels, the larger one
   --negative N|rest      the -1 class, default 6 (shirt); rest: all others;
@@ -206,12 +212,6 @@ features (kept sparse: a step costs the nonzeros of its sample).
   --lambda X             regularization, default 1e-3 on Fashion-MNIST and
                          1/n on LIBSVM files of n training samples
                          (liblinear's default C = 1)
-  --lr X is eta0: default 0.001 on Fashion-MNIST; on LIBSVM files the
-  constant step that lowers the objective most in one pass over 1000
-  training samples (powers of 2 from 1), as Bottou's svmsgd chooses it.
-  --cb-size defaults to 64; on LIBSVM files to the power of two >= features /
-  (4 x mean nonzeros per row) if that is larger (each exchange moves the
-  whole dense model), at most a rank's share of the samples.
   --data FILE --test FILE  LIBSVM training and test files
   --baseline mpi_allreduce  replace the dml vector by MPI_Allreduce of the
                          model, then the same projection (the exact mean

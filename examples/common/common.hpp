@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSL-1.0
 // Shared by the reference trainers: the common command line, where the ranks
 // run (in-process threads or MPI processes), runtime policy names to
-// compile-time policies, data sets (Fashion-MNIST or LIBSVM files), and the
-// per-epoch progress line / CSV row. Nothing here is dml API; a trainer
-// copied out of examples/ takes this file along.
+// compile-time policies, data sets (Fashion-MNIST or LIBSVM files, dense or
+// sparse rows), the exact model mean of the reports, and the per-epoch
+// progress line / CSV row. Nothing here is dml API; a trainer copied out of
+// examples/ takes this file (and linear.hpp) along.
 #pragma once
 
 #include <dml/data.hpp>
@@ -11,8 +12,10 @@
 #include <dml/vector/eigen.hpp>
 
 #include "launcher.hpp"
+#include "linear.hpp"
 
 #include <Eigen/Core>
+#include <Eigen/SparseCore>
 
 #include <algorithm>
 #include <charconv>
@@ -23,12 +26,16 @@
 #include <cstdio>
 #include <functional>
 #include <initializer_list>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
+
+#include <unistd.h>  // sysconf: the machine's memory
 
 #ifndef DML_FASHION_MNIST_DIR
 #define DML_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
@@ -44,6 +51,8 @@ struct settings {
   std::string transport = "inproc", topology = "all", consistency = "bsp";
   std::string data, test, csv;  // empty data/test: Fashion-MNIST
   bool ranks_given = false;     // --ranks was on the command line
+  bool lr_given = false;        // --lr was on the command line
+  bool cb_size_given = false;   // --cb-size was on the command line
   /// --kill-after R@SECONDS: in-process member R dies that long after the
   /// trainer started (at its next transport operation).
   std::vector<std::pair<std::size_t, double>> kill_after;
@@ -124,12 +133,14 @@ inline settings parse(int argc, char** argv, settings s, const extra_options& ex
     } else if (arg == "--cb-size") {
       need_value();
       s.cb_size = parse_number<std::size_t>(arg, value);
+      s.cb_size_given = true;
     } else if (arg == "--limit") {
       need_value();
       s.limit = parse_number<std::size_t>(arg, value);
     } else if (arg == "--lr") {
       need_value();
       s.lr = parse_number<float>(arg, value);
+      s.lr_given = true;
     } else if (arg == "--seed") {
       need_value();
       s.seed = parse_number<std::uint64_t>(arg, value, 0);
@@ -196,9 +207,7 @@ decltype(auto) with_policies(const settings& s, F&& f) {
   return with_consistency(t::ring{});
 }
 
-using matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-/// Labelled samples, one per row, with integer labels.
+/// Labelled samples, one per dense row, with integer labels (dml-mlp).
 struct dataset {
   matrix x;
   std::vector<int> y;
@@ -218,34 +227,239 @@ inline dataset fashion_mnist(bool train, std::size_t limit) {
   return d;
 }
 
-/// A LIBSVM file as dense rows (the reference trainers use dense math; fine
-/// for up to about 10^8 values). Labels must be whole numbers.
+/// The labels of a LIBSVM set as integers: they must be whole numbers.
+inline std::vector<int> whole_labels(const std::string& path, const dml::data::sparse_set& s,
+                                     Eigen::Index n) {
+  std::vector<int> y;
+  y.reserve(static_cast<std::size_t>(n));
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const float label = s.y[i];
+    if (label != std::floor(label) || std::abs(label) > 1e6f)
+      throw dml::data_error(path, s.lines[static_cast<std::size_t>(i)], "label must be a whole number");
+    y.push_back(static_cast<int>(label));
+  }
+  return y;
+}
+
+/// The most values a dense copy of a LIBSVM set may have (400 MB of floats).
+inline constexpr double dense_limit = 1e8;
+
+/// A LIBSVM file as dense rows, for the trainers with dense math (dml-mlp);
+/// `features` 0: the file's width. A set of more than dense_limit values
+/// is refused before anything that large is allocated.
 inline dataset libsvm(const std::string& path, std::size_t features, std::size_t limit) {
   dml::data::libsvm_options o;
   o.features = features;
   dml::data::sparse_set s = dml::data::read_libsvm(path, o);
   const Eigen::Index n =
       limit == 0 ? s.x.rows() : std::min<Eigen::Index>(s.x.rows(), static_cast<Eigen::Index>(limit));
-  if (static_cast<double>(n) * static_cast<double>(s.x.cols()) > 1e8)
-    throw dml::data_error(path, 0, "too large for the dense reference trainers (use --limit)");
-  dataset d{matrix(s.x.topRows(n)), {}, path};
-  for (Eigen::Index i = 0; i < n; ++i) {
-    const float label = s.y[i];
-    if (label != std::floor(label) || std::abs(label) > 1e6f)
-      throw dml::data_error(path, s.lines[static_cast<std::size_t>(i)], "label must be a whole number");
-    d.y.push_back(static_cast<int>(label));
-  }
-  return d;
+  if (static_cast<double>(n) * static_cast<double>(s.x.cols()) > dense_limit)
+    throw dml::data_error(path, 0,
+                          std::to_string(n) + " samples x " + std::to_string(s.x.cols()) +
+                              " features are too many values for the dense reference trainers (at most 10^8; "
+                              "use --limit, or dml-logreg / dml-svm-sgd, which keep the rows sparse)");
+  return {matrix(s.x.topRows(n)), whole_labels(path, s, n), path};
 }
 
-/// Training and test sets: the LIBSVM files in s, or Fashion-MNIST. The test
-/// set gets the training set's width.
+/// Training and test sets as dense rows (dml-mlp): the LIBSVM files in s,
+/// or Fashion-MNIST. The test set gets the training set's width.
 inline std::pair<dataset, dataset> load(const settings& s) {
   if (s.data.empty()) return {fashion_mnist(true, s.limit), fashion_mnist(false, 0)};
   dataset train = libsvm(s.data, 0, s.limit);
   dataset test = libsvm(s.test, static_cast<std::size_t>(train.x.cols()), 0);
   return {std::move(train), std::move(test)};
 }
+
+/// Labelled samples for the linear trainers (dml-logreg, dml-svm-sgd):
+/// dense rows for Fashion-MNIST, sparse rows for LIBSVM files of any width
+/// up to 2^26 (dml::data::libsvm_options::max_features), so that memory
+/// follows the nonzeros. The math in linear.hpp takes either; visit(f)
+/// calls f with the one held.
+struct sample_set {
+  std::variant<matrix, sparse_matrix> x;
+  std::vector<int> y;
+  std::string name;
+
+  [[nodiscard]] Eigen::Index rows() const {
+    return std::visit([](const auto& m) { return m.rows(); }, x);
+  }
+  [[nodiscard]] Eigen::Index cols() const {
+    return std::visit([](const auto& m) { return m.cols(); }, x);
+  }
+  [[nodiscard]] bool sparse() const noexcept { return x.index() == 1; }
+  template <class F>
+  decltype(auto) visit(F&& f) const {
+    return std::visit(std::forward<F>(f), x);
+  }
+};
+
+/// Training and test sets for the linear trainers: the LIBSVM files in s as
+/// sparse rows, both as wide as the wider of the two (a feature only the
+/// test set has keeps a weight of 0), or Fashion-MNIST as dense rows.
+inline std::pair<sample_set, sample_set> load_samples(const settings& s) {
+  if (s.data.empty()) {
+    dataset train = fashion_mnist(true, s.limit), test = fashion_mnist(false, 0);
+    return {sample_set{std::move(train.x), std::move(train.y), std::move(train.name)},
+            sample_set{std::move(test.x), std::move(test.y), std::move(test.name)}};
+  }
+  auto read = [](const std::string& path, std::size_t limit) {
+    dml::data::sparse_set set = dml::data::read_libsvm(path);  // indices up to 2^26
+    const Eigen::Index n =
+        limit == 0 ? set.x.rows() : std::min<Eigen::Index>(set.x.rows(), static_cast<Eigen::Index>(limit));
+    std::vector<int> y = whole_labels(path, set, n);
+    sparse_matrix x = n == set.x.rows() ? std::move(set.x) : sparse_matrix(set.x.topRows(n));
+    return sample_set{std::move(x), std::move(y), path};
+  };
+  sample_set train = read(s.data, s.limit), test = read(s.test, 0);
+  const Eigen::Index width = std::max(train.cols(), test.cols());
+  for (sample_set* d : {&train, &test}) std::get<sparse_matrix>(d->x).conservativeResize(d->rows(), width);
+  return {std::move(train), std::move(test)};
+}
+
+/// The default step for R ranks that average their models (or gradients)
+/// every few examples: unless --lr was given, the single-rank default times
+/// sqrt(R). Averaging R replicas averages away gradient noise, so each
+/// epoch moves the model less, as a batch R times larger does; sqrt(R)
+/// keeps the noise of a step about as it was (a linear R would, for the
+/// mean step, but was worse: docs/trainers.md, "Equal-epoch quality").
+/// Returns the note for the header line.
+inline std::string scale_lr_with_ranks(settings& s) {
+  if (s.lr_given || s.ranks == 1) return "";
+  const float base = s.lr;
+  s.lr = base * std::sqrt(static_cast<float>(s.ranks));
+  char note[64];
+  std::snprintf(note, sizeof note, " (%g x sqrt(%zu ranks))", static_cast<double>(base), s.ranks);
+  return note;
+}
+
+/// The default --cb-size of the linear trainers on sparse rows: each
+/// exchange moves the whole dense model, so on wide data it is made rare
+/// enough that the samples between two exchanges carry at least a quarter
+/// as many nonzeros as the model has features -- the smallest power of two
+/// >= features / (4 x mean nonzeros per row), at least `minimum` (the
+/// trainer's default) and at most `samples_per_rank`. Measured with
+/// dml-svm-sgd on generated data, 4 ranks, 300 nonzeros per row: at 2^20
+/// features --cb-size 1024 took 4.6 s instead of 80 s with 64, at the same
+/// accuracy (0.8546 and 0.8541); at 2^24, one exchange per epoch ended at
+/// 0.8649, liblinear at 0.8647.
+inline std::size_t sparse_cb_size(const sample_set& train, std::size_t samples_per_rank,
+                                  std::size_t minimum) {
+  const auto& x = std::get<sparse_matrix>(train.x);
+  const double nonzeros = x.rows() ? static_cast<double>(x.nonZeros()) / static_cast<double>(x.rows()) : 1;
+  const double wanted = static_cast<double>(x.cols()) / (4.0 * std::max(1.0, nonzeros));
+  std::size_t cb = minimum;
+  while (static_cast<double>(cb) < wanted) cb *= 2;
+  return std::max(minimum, std::min(cb, samples_per_rank));
+}
+
+/// The most weights (features x weight vectors) of a linear trainer's model:
+/// 2^26, 256 MiB of floats a copy, as for a binary model of the widest
+/// LIBSVM file read (2^26 features). Every rank holds a few copies (its
+/// model, the vector's buffer and receive slots), so data with more
+/// classes must be hashed into fewer features.
+inline constexpr std::size_t max_model_weights = std::size_t{1} << 26;
+
+/// Refuses a model of `features` x `vectors` weights (vectors: one per
+/// class, one for a binary model) beyond max_model_weights, naming the data
+/// set, its shape and the memory it would take, before anything that large
+/// is allocated.
+inline void check_model_size(const std::string& data, std::size_t features, std::size_t vectors) {
+  const double floats = static_cast<double>(features + 1) * static_cast<double>(vectors);
+  if (static_cast<double>(features) * static_cast<double>(vectors) <= static_cast<double>(max_model_weights))
+    return;
+  char gib[32];
+  std::snprintf(gib, sizeof gib, "%.1f", floats * sizeof(float) / (1u << 30));
+  throw dml::data_error(
+      data, 0,
+      std::to_string(features) + " features x " + std::to_string(vectors) + " classes need a model of " +
+          std::to_string(static_cast<std::uint64_t>(floats)) + " floats (" + gib +
+          " GiB per copy, several copies per rank), beyond the trainers' limit of 2^26 weights "
+          "(256 MiB); hash the features into fewer dimensions");
+}
+
+/// In-process ranks share this process's memory, and a dense model travels
+/// through each rank's vector: its local buffer, two receive slots per
+/// in-neighbour and a copy of each input while gathering, besides the
+/// trainer's own model -- (2 + 3 x in-degree) copies of the model per rank,
+/// as measured with /usr/bin/time (docs/trainers.md). Refuses a run that
+/// would need more than 80% of the machine's memory, with the numbers and
+/// the ways out, before anything is allocated (swapping or the kernel's
+/// OOM killer would be the alternative). MPI processes are not checked:
+/// where they run is mpiexec's business.
+template <class Topology>
+void check_inproc_memory(const launcher& launch, std::size_t ranks, std::size_t model_floats,
+                         const std::string& topology) {
+  if (!launch.in_process()) return;
+  std::size_t in_degree = 0;
+  if (ranks > 1) {
+    std::vector<std::size_t> in(ranks, 0);
+    for (const auto& out : Topology{}.out_lists(ranks))
+      for (const auto to : out) in_degree = std::max(in_degree, ++in[to]);
+  }
+  const double copies = 2.0 + 3.0 * static_cast<double>(in_degree);
+  const double need = static_cast<double>(ranks) * copies * static_cast<double>(model_floats) * sizeof(float);
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return;  // unknown: nothing to compare with
+  const double have = static_cast<double>(pages) * static_cast<double>(page);
+  if (need <= 0.8 * have) return;
+  char text[200];
+  std::snprintf(text, sizeof text,
+                "%.1f GiB (%.0f copies of %.0f MiB per rank), more than 80%% of this machine's %.1f GiB",
+                need / (1u << 30), copies, static_cast<double>(model_floats) * sizeof(float) / (1u << 20),
+                have / (1u << 30));
+  throw usage_error(std::to_string(ranks) + " in-process ranks exchanging a dense model of " +
+                    std::to_string(model_floats) + " floats over " + topology + " need about " + text +
+                    ": use fewer --ranks, a topology with fewer in-neighbours (ring: 1), or MPI processes on "
+                    "several machines");
+}
+
+/// [5] The exact mean over the live members of a model of floats plus a
+/// few statistics, for the once-per-epoch report. It goes through a dml
+/// vector (bsp over all) of at most 2^16 doubles, one round per 2^16
+/// elements, so that the report's receive slots stay small however wide
+/// the model is. Collective: every member calls average() equally often.
+template <class Comm>
+class model_mean {
+ public:
+  model_mean(Comm& comm, std::size_t model_size, std::size_t extras)
+      : model_(model_size),
+        extras_(extras),
+        v_(dml::make_vector<double>(comm, std::min(model_size + extras, chunk))) {}
+
+  /// The mean of every live member's (model, extras): into `model_out` and
+  /// `extras_out` when they are given (the reporting member), else only
+  /// taking part.
+  void average(std::span<const float> model, std::span<const double> extras, std::vector<float>* model_out,
+               std::vector<double>* extras_out) {
+    const std::size_t total = model_ + extras_, width = v_.size();
+    if (model_out) model_out->resize(model_);
+    if (extras_out) extras_out->resize(extras_);
+    for (std::size_t first = 0; first < total; first += width) {
+      const std::size_t count = std::min(width, total - first);
+      auto buf = v_.span();
+      for (std::size_t k = 0; k < width; ++k) {
+        const std::size_t i = first + k;
+        buf[k] = k >= count ? 0.0 : i < model_ ? static_cast<double>(model[i]) : extras[i - model_];
+      }
+      v_.scatter();
+      v_.gather();
+      for (std::size_t k = 0; k < count; ++k) {
+        const std::size_t i = first + k;
+        if (i < model_) {
+          if (model_out) (*model_out)[i] = static_cast<float>(buf[k]);
+        } else if (extras_out) {
+          (*extras_out)[i - model_] = buf[k];
+        }
+      }
+    }
+  }
+  void barrier() { v_.barrier(); }
+
+ private:
+  static constexpr std::size_t chunk = std::size_t{1} << 16;
+  std::size_t model_, extras_;
+  decltype(dml::make_vector<double>(std::declval<Comm&>(), 1)) v_;
+};
 
 /// One progress row. bytes: sent by all members together.
 struct row {

@@ -6,9 +6,10 @@
 # STDOUT_REGEX says what it prints before failing. With CHECK_LOSS or
 # MAX_LOSS the final loss must be below the untrained model's (the 'epoch 0'
 # line, whose loss column is named LOSS_NAME, default "loss") and below
-# MAX_LOSS if given.
+# MAX_LOSS if given. With MIN_ACCURACY the 'final:' line's accuracy must
+# reach it.
 #   cmake -DTOOL=<exe> -DARGS=<a|b|c> -DEXPECT_EXIT=<n> [-DSTDOUT_REGEX=] [-DSTDERR_REGEX=]
-#         [-DCHECK_LOSS=1] [-DLOSS_NAME=mse] [-DMAX_LOSS=<x>] -P run_check.cmake
+#         [-DCHECK_LOSS=1] [-DLOSS_NAME=mse] [-DMAX_LOSS=<x>] [-DMIN_ACCURACY=<x>] -P run_check.cmake
 string(REPLACE "|" ";" args "${ARGS}")
 execute_process(COMMAND "${TOOL}" ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("exit code: ${rc}\n--- stdout ---\n${out}--- stderr ---\n${err}--------------")
@@ -43,5 +44,13 @@ if(CHECK_LOSS OR NOT "${MAX_LOSS}" STREQUAL "")
   endif()
   if(NOT "${MAX_LOSS}" STREQUAL "" AND NOT final LESS MAX_LOSS)
     message(FATAL_ERROR "the final loss ${final} is not below ${MAX_LOSS}")
+  endif()
+endif()
+if(NOT "${MIN_ACCURACY}" STREQUAL "")
+  if(NOT out MATCHES "\nfinal: accuracy=([0-9.]+) ")
+    message(FATAL_ERROR "no 'final:' line with an accuracy")
+  endif()
+  if(CMAKE_MATCH_1 LESS MIN_ACCURACY)
+    message(FATAL_ERROR "the final accuracy ${CMAKE_MATCH_1} is below ${MIN_ACCURACY}")
   endif()
 endif()

@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: BSL-1.0
 # dml_trainer_test(<target> <name> EXIT <code> [STDOUT <regex>] [STDERR <regex>]
-#                  [CHECK_LOSS] [MAX_LOSS <x>] [LOSS_NAME <column>]
-#                  [MPI <processes>] ARGS <arguments...>)
+#                  [CHECK_LOSS] [MAX_LOSS <x>] [LOSS_NAME <column>] [MIN_ACCURACY <x>]
+#                  [FIXTURES <fixture>] [MPI <processes>] ARGS <arguments...>)
 # One ctest test running a trainer through run_check.cmake (which explains
 # the loss checks); with MPI, under mpiexec with that many processes (needs
-# dml::mpi; not registered otherwise).
+# dml::mpi; not registered otherwise). FIXTURES: a ctest fixture the test
+# needs (e.g. gen_sparse_small, the generated sparse data).
 function(dml_trainer_test target name)
-  cmake_parse_arguments(arg "CHECK_LOSS" "EXIT;STDOUT;STDERR;MPI;MAX_LOSS;LOSS_NAME" "ARGS" ${ARGN})
+  cmake_parse_arguments(arg "CHECK_LOSS" "EXIT;STDOUT;STDERR;MPI;MAX_LOSS;LOSS_NAME;MIN_ACCURACY;FIXTURES" "ARGS"
+                        ${ARGN})
   set(tool "$<TARGET_FILE:${target}>")
   set(args ${arg_ARGS})
   set(labels "example;${target}")
@@ -25,9 +27,12 @@ function(dml_trainer_test target name)
   add_test(NAME "example: ${target} ${name}"
            COMMAND ${CMAKE_COMMAND} "-DTOOL=${tool}" "-DARGS=${args}" "-DEXPECT_EXIT=${arg_EXIT}"
                    "-DSTDOUT_REGEX=${arg_STDOUT}" "-DSTDERR_REGEX=${arg_STDERR}" "-DCHECK_LOSS=${arg_CHECK_LOSS}"
-                   "-DMAX_LOSS=${arg_MAX_LOSS}" "-DLOSS_NAME=${arg_LOSS_NAME}"
+                   "-DMAX_LOSS=${arg_MAX_LOSS}" "-DLOSS_NAME=${arg_LOSS_NAME}" "-DMIN_ACCURACY=${arg_MIN_ACCURACY}"
                    -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/run_check.cmake")
   set_tests_properties("example: ${target} ${name}" PROPERTIES LABELS "${labels}" TIMEOUT 300)
+  if(arg_FIXTURES)
+    set_tests_properties("example: ${target} ${name}" PROPERTIES FIXTURES_REQUIRED "${arg_FIXTURES}")
+  endif()
   if(arg_MPI)
     set_tests_properties("example: ${target} ${name}" PROPERTIES RUN_SERIAL TRUE ENVIRONMENT "${environment}")
   endif()

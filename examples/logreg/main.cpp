@@ -27,12 +27,19 @@
 //      every topology and consistency policy, which averaging gradients
 //      does not -- see examples/least_squares);
 //  [5] reporting averages the replicas once per epoch.
+// The gradient step is the same in the serial trainer: examples/common/
+// linear.hpp has it for dense rows (Fashion-MNIST: Eigen's matrix products)
+// and sparse rows (LIBSVM files of up to 2^26 features: X_b W and X_b^T P
+// visit only the model rows of the batch's nonzero features), with W stored
+// feature-major so that such a row holds all the classes' weights.
 #include "../common/common.hpp"
 
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <exception>
 #include <stdexcept>
@@ -41,78 +48,29 @@
 
 namespace {
 
-using trainer::dataset;
+using trainer::sample_set;
 using trainer::settings;
-
-constexpr int classes = 10;
-
-// The model: column c holds class c's weights, the last row the biases.
-using model = Eigen::Map<Eigen::MatrixXf>;
-using const_model = Eigen::Map<const Eigen::MatrixXf>;
-
-template <class Model>
-Eigen::MatrixXf logits(const Model& w, const trainer::matrix& x) {
-  const Eigen::Index d = x.cols();
-  return (x * w.topRows(d)).rowwise() + w.row(d);
-}
-
-// Rowwise softmax, in place; returns the mean cross-entropy against y.
-template <class Labels>
-double softmax(Eigen::MatrixXf& z, const Labels& y) {
-  double loss = 0;
-  for (Eigen::Index i = 0; i < z.rows(); ++i) {
-    const float top = z.row(i).maxCoeff();
-    z.row(i) = (z.row(i).array() - top).exp();
-    const float sum = z.row(i).sum();
-    z.row(i) /= sum;
-    loss -= std::log(std::max(z(i, y[static_cast<std::size_t>(i)]), 1e-30f));
-  }
-  return z.rows() ? loss / static_cast<double>(z.rows()) : 0;
-}
-
-// Mean loss and accuracy of w on a data set.
-std::pair<double, double> evaluate(const const_model& w, const dataset& d) {
-  Eigen::MatrixXf z = logits(w, d.x);
-  std::size_t right = 0;
-  for (Eigen::Index i = 0; i < z.rows(); ++i) {
-    Eigen::Index best = 0;
-    z.row(i).maxCoeff(&best);
-    right += best == d.y[static_cast<std::size_t>(i)];
-  }
-  const double loss = softmax(z, d.y);
-  return {loss, static_cast<double>(right) / static_cast<double>(d.x.rows())};
-}
-
-// One SGD step on the rows `batch` of the training set.
-void step(model& w, const dataset& train, const std::vector<std::size_t>& batch, float lr) {
-  const trainer::matrix xb = train.x(batch, Eigen::all);
-  std::vector<int> yb(batch.size());
-  for (std::size_t i = 0; i < batch.size(); ++i) yb[i] = train.y[batch[i]];
-  Eigen::MatrixXf p = logits(w, xb);
-  softmax(p, yb);
-  for (std::size_t i = 0; i < batch.size(); ++i) p(static_cast<Eigen::Index>(i), yb[i]) -= 1.0f;
-  const float scale = lr / static_cast<float>(batch.size());
-  const Eigen::Index d = xb.cols();
-  w.topRows(d).noalias() -= scale * (xb.transpose() * p);
-  w.row(d) -= scale * p.colwise().sum();
-}
 
 template <class Topology, class Consistency>
 trainer::row train(trainer::launcher& launch, const settings& s, std::size_t batch_size, bool allreduce,
-                   const dataset& train, const dataset& test, trainer::progress& out) {
-  const std::size_t n = static_cast<std::size_t>(train.x.rows()), dim = (train.x.cols() + 1) * classes;
+                   std::size_t classes, const sample_set& train, const sample_set& test,
+                   trainer::progress& out) {
+  const auto rows = train.cols() + 1, cols = static_cast<Eigen::Index>(classes);  // the model's shape
+  const std::size_t n = static_cast<std::size_t>(train.rows()), dim = static_cast<std::size_t>(rows * cols);
   const std::vector<std::size_t> order = dml::data::permutation(n, s.seed);
   trainer::row last;
   launch.run([&](auto& comm) {  // [1]
     const std::size_t ranks = comm.size();
     trainer::epoch_samples mine;  // [2] this rank's samples (its shard among the live members)
-    // [3] The model's distributed vector, and one for reporting (defaults:
-    // bsp over all, average -- an exact mean over ranks, once per epoch).
+    // [3] The model's distributed vector (and, for reporting, an exact mean
+    // over all ranks once per epoch: bsp over all, average).
     auto v = dml::make_vector<float>(comm, dim, Topology{}, Consistency{}, dml::gather::average{});
-    auto mean = dml::make_vector<double>(comm, dim + 2);
+    trainer::model_mean mean(comm, dim, 2);
     std::size_t changes_printed = 0;
-    std::vector<float> storage(dim, 0.0f);
-    model w(storage.data(), train.x.cols() + 1, classes);
+    std::vector<float> storage(dim, 0.0f), avg;
+    std::vector<double> stats;
+    trainer::weights w(storage.data(), rows, cols);  // feature-major: see linear.hpp
+    trainer::class_scores scratch;
     const std::size_t steps = n / ranks / s.cb_size;  // the same on every rank
     double seconds = 0;
 
@@ -121,25 +79,18 @@ trainer::row train(trainer::launcher& launch, const settings& s, std::size_t bat
     // (a barrier), stop the clock -- `seconds` is wall time until every rank
     // has finished the epoch -- and let rank 0 evaluate while the others wait.
     auto report = [&](std::size_t epoch, clock::time_point start) {
-      const auto d = static_cast<Eigen::Index>(dim);
-      mean.eigen().head(d) = Eigen::Map<const Eigen::VectorXf>(storage.data(), d).cast<double>();
-      mean.eigen()[d] = static_cast<double>(v.stats().bytes_sent);
-      mean.eigen()[d + 1] = v.stats().full_share();
-      mean.scatter();
-      mean.gather();
+      const double extras[] = {static_cast<double>(v.stats().bytes_sent), v.stats().full_share()};
+      const bool me = trainer::reports(comm);  // member 0, or the lowest survivor once it failed
+      mean.average(storage, extras, me ? &avg : nullptr, me ? &stats : nullptr);
       seconds += std::chrono::duration<double>(clock::now() - start).count();
-      if (trainer::reports(comm)) {  // member 0, or the lowest survivor once it failed
+      if (me) {
         trainer::print_view_changes(comm, changes_printed);
-        const Eigen::VectorXd means = mean.eigen().head(d);
-        const Eigen::VectorXf avg = means.cast<float>();
-        const const_model m(avg.data(), train.x.cols() + 1, classes);
-        const double loss = evaluate(m, train).first, accuracy = evaluate(m, test).second;
-        last = {epoch,
-                seconds,
-                loss,
-                accuracy,
-                mean.eigen()[d] * static_cast<double>(ranks),
-                mean.eigen()[d + 1]};
+        const trainer::const_weights m(avg.data(), rows, cols);
+        const double loss =
+            train.visit([&](const auto& x) { return trainer::softmax_evaluate(m, x, train.y); }).first;
+        const double accuracy =
+            test.visit([&](const auto& x) { return trainer::softmax_evaluate(m, x, test.y); }).second;
+        last = {epoch, seconds, loss, accuracy, stats[0] * static_cast<double>(ranks), stats[1]};
         out.add(last);
       }
       mean.barrier();
@@ -155,11 +106,13 @@ trainer::row train(trainer::launcher& launch, const settings& s, std::size_t bat
       for (std::size_t k = 0; k < steps; ++k) {
         // cb-size examples in minibatches of `batch` (the last one may be smaller)
         const auto& samples = mine.samples();
-        for (std::size_t first = k * per_step, end = first + per_step; first < end; first += batch_size) {
-          batch.assign(samples.begin() + static_cast<std::ptrdiff_t>(first),
-                       samples.begin() + static_cast<std::ptrdiff_t>(std::min(end, first + batch_size)));
-          step(w, train, batch, lr);
-        }
+        train.visit([&](const auto& x) {
+          for (std::size_t first = k * per_step, end = first + per_step; first < end; first += batch_size) {
+            batch.assign(samples.begin() + static_cast<std::ptrdiff_t>(first),
+                         samples.begin() + static_cast<std::ptrdiff_t>(std::min(end, first + batch_size)));
+            trainer::softmax_step(w, x, train.y, batch, lr, scratch);
+          }
+        });
         // [4] Model averaging with the neighbours.
         if (allreduce) {  // --baseline mpi_allreduce: the same step without dml
           launch.allreduce_mean(storage);
@@ -176,11 +129,42 @@ trainer::row train(trainer::launcher& launch, const settings& s, std::size_t bat
   return last;
 }
 
+// The classes of a LIBSVM set: labels 0..C-1, or -1/+1 (mapped to 0/1).
+std::size_t libsvm_classes(sample_set& train, sample_set& test) {
+  bool plus_minus = true;
+  int top = 0;
+  for (const sample_set* d : {&train, &test})
+    for (int label : d->y) {
+      plus_minus = plus_minus && (label == -1 || label == 1);
+      top = std::max(top, label);
+    }
+  if (plus_minus) {
+    for (sample_set* d : {&train, &test})
+      for (int& label : d->y) label = label == 1 ? 1 : 0;
+    return 2;
+  }
+  for (const sample_set* d : {&train, &test})
+    for (int label : d->y)
+      if (label < 0)
+        throw dml::data_error(
+            d->name, 0, "label " + std::to_string(label) + ": dml-logreg needs labels 0..C-1 (or -1 and +1)");
+  return std::max(2, top + 1);
+}
+
 constexpr const char* help_head = R"(usage: dml-logreg [options]
-Trains softmax regression (10 classes) by minibatch SGD, data parallel over
-ranks that average their models with a dml distributed vector
-after every --cb-size examples. Data: Fashion-MNIST (pixels scaled to [0, 1])
-or LIBSVM files with labels 0..9.
+Trains softmax regression by minibatch SGD, data parallel over ranks that
+average their models with a dml distributed vector after every --cb-size
+examples. Data: Fashion-MNIST (pixels scaled to [0, 1], 10 classes) or
+LIBSVM files of up to 2^26 features, kept as sparse rows (a step costs the
+nonzeros of its samples), with labels 0..C-1 (C classes) or -1/+1 (two);
+the model, features x classes floats per rank, may have up to 2^26 weights.
+--lr defaults to 0.2 x sqrt(ranks) on Fashion-MNIST (ranks that average
+take fewer, less noisy steps per epoch) and to 32 / (1 + mean squared row
+length) on LIBSVM files (about the same product as 0.2 on Fashion-MNIST's
+pixels; 16 for unit-length rows). Epoch e steps with lr / sqrt(e).
+--cb-size defaults to 256; on LIBSVM files to the power of two >= features /
+(4 x mean nonzeros per row) if that is larger (each exchange moves the
+whole dense model), at most a rank's share of the samples.
   --data FILE --test FILE  LIBSVM training and test files
   --batch N              examples per SGD step, default 32; --cb-size
                          (default 256) examples per rank between model
@@ -219,24 +203,48 @@ int main(int argc, char** argv) {
     // starts MPI for --transport mpi_rma / mpi
     trainer::launcher launch(s.transport, s.ranks, argc, argv, trainer::planned_kills(s));
     if (allreduce) launch.require_mpi_for("--baseline mpi_allreduce");
-    const auto [train_set, test_set] = trainer::load(s);
+    auto [train_set, test_set] = trainer::load_samples(s);
+    const std::size_t classes = s.data.empty() ? 10 : libsvm_classes(train_set, test_set);
     for (const auto* d : {&train_set, &test_set})
       for (int label : d->y)
-        if (label < 0 || label >= classes)
-          throw dml::data_error(d->name, 0, "label " + std::to_string(label) + " outside 0..9");
-    if (static_cast<std::size_t>(train_set.x.rows()) / s.ranks < s.cb_size)
-      throw trainer::usage_error(std::to_string(train_set.x.rows()) + " training samples are too few for " +
+        if (label < 0 || static_cast<std::size_t>(label) >= classes)
+          throw dml::data_error(
+              d->name, 0, "label " + std::to_string(label) + " outside 0.." + std::to_string(classes - 1));
+    trainer::check_model_size(train_set.name, static_cast<std::size_t>(train_set.cols()), classes);
+    trainer::with_policies(s, [&](auto topology, auto) {
+      trainer::check_inproc_memory<decltype(topology)>(
+          launch, s.ranks, (static_cast<std::size_t>(train_set.cols()) + 1) * classes, s.topology);
+    });
+    // LIBSVM data: unless given, the step keeps lr x (1 + mean squared row
+    // length) -- the squared length of a row with the bias's constant 1 --
+    // at 32, about what the default 0.2 gives on Fashion-MNIST's pixels
+    // (0.2 x 162.9): a step moves the logits by about that product, and
+    // unit-length text rows are 80 times shorter than images.
+    // Fashion-MNIST: the default 0.2 times sqrt(ranks) (common.hpp).
+    std::string lr_note = s.data.empty() ? trainer::scale_lr_with_ranks(s) : "";
+    if (!s.data.empty() && !s.lr_given) {
+      const double length2 = train_set.visit([](const auto& x) { return trainer::mean_squared_norm(x); });
+      s.lr = static_cast<float>(32.0 / (1.0 + length2));
+      lr_note = " (32 / (1 + mean squared row length))";
+    }
+    if (!s.data.empty() && !s.cb_size_given)
+      s.cb_size =
+          trainer::sparse_cb_size(train_set, static_cast<std::size_t>(train_set.rows()) / s.ranks, s.cb_size);
+    if (static_cast<std::size_t>(train_set.rows()) / s.ranks < s.cb_size)
+      throw trainer::usage_error(std::to_string(train_set.rows()) + " training samples are too few for " +
                                  std::to_string(s.ranks) + " ranks with --cb-size " +
                                  std::to_string(s.cb_size));
     if (launch.leader())
       std::printf(
-          "dml-logreg: %zu ranks, topology %s, consistency %s, cb-size %zu, lr %g, %zu training / %zu test "
-          "samples\n",
+          "dml-logreg: %zu ranks, topology %s, consistency %s, cb-size %zu, lr %g%s, %zu training / %zu test "
+          "samples, %zu features%s, %zu classes\n",
           s.ranks, s.topology.c_str(), s.consistency.c_str(), s.cb_size, static_cast<double>(s.lr),
-          static_cast<std::size_t>(train_set.x.rows()), static_cast<std::size_t>(test_set.x.rows()));
+          lr_note.c_str(), static_cast<std::size_t>(train_set.rows()),
+          static_cast<std::size_t>(test_set.rows()), static_cast<std::size_t>(train_set.cols()),
+          train_set.sparse() ? " (sparse rows)" : "", classes);
     trainer::progress out(launch.leader() ? s.csv : std::string(), "accuracy");
     const trainer::row r = trainer::with_policies(s, [&](auto topology, auto consistency) {
-      return train<decltype(topology), decltype(consistency)>(launch, s, batch, allreduce, train_set,
+      return train<decltype(topology), decltype(consistency)>(launch, s, batch, allreduce, classes, train_set,
                                                               test_set, out);
     });
     trainer::finish(launch, s, r, "accuracy");

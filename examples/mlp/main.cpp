@@ -209,7 +209,8 @@ constexpr const char* help_head = R"(usage: dml-mlp [options]
 Trains a 784-256-10 network (ReLU, softmax) on Fashion-MNIST by minibatch SGD,
 data parallel over ranks: gradients are averaged after every
 --cb-size examples per rank (the minibatch), whole models every
---average-every steps.
+--average-every steps. --lr defaults to 0.1 x sqrt(ranks): a step of R ranks
+sees a batch R times larger.
   --average-every N      steps between model averages, default 8
 )";
 
@@ -237,16 +238,19 @@ int main(int argc, char** argv) {
     // starts MPI for --transport mpi_rma / mpi
     trainer::launcher launch(s.transport, s.ranks, argc, argv, trainer::planned_kills(s));
     const auto [train_set, test_set] = trainer::load(s);
+    // The default 0.1 times sqrt(ranks): the ranks average their gradients,
+    // so a step sees a batch `ranks` times larger (common.hpp).
+    const std::string lr_note = trainer::scale_lr_with_ranks(s);
     if (static_cast<std::size_t>(train_set.x.rows()) / s.ranks < s.cb_size)
       throw trainer::usage_error(std::to_string(train_set.x.rows()) + " training samples are too few for " +
                                  std::to_string(s.ranks) + " ranks with --cb-size " +
                                  std::to_string(s.cb_size));
     if (launch.leader())
       std::printf(
-          "dml-mlp: %zu ranks, topology %s, consistency %s, cb-size %zu, average every %zu steps, lr %g, "
+          "dml-mlp: %zu ranks, topology %s, consistency %s, cb-size %zu, average every %zu steps, lr %g%s, "
           "%zu training / %zu test samples\n",
           s.ranks, s.topology.c_str(), s.consistency.c_str(), s.cb_size, average_every,
-          static_cast<double>(s.lr), static_cast<std::size_t>(train_set.x.rows()),
+          static_cast<double>(s.lr), lr_note.c_str(), static_cast<std::size_t>(train_set.x.rows()),
           static_cast<std::size_t>(test_set.x.rows()));
     trainer::progress out(launch.leader() ? s.csv : std::string(), "accuracy");
     const trainer::row r = trainer::with_policies(s, [&](auto topology, auto consistency) {

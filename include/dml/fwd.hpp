@@ -60,9 +60,12 @@ struct average_received;
 struct sum;
 struct max;
 struct replace;
+struct scaled_sum;
 }  // namespace gather
 
 struct vector_stats;
+template <class T>
+class delta_tracker;
 
 /// A typed distributed vector; see dml/vector/dist_vector.hpp. The defaults
 /// here are the ones `make_vector` fills in for policies not given.

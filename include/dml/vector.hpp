@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSL-1.0
 /// @file
 /// Distributed vectors: the type, make_vector, representations, gather
-/// functors and statistics. (xtensor views: dml/vector/xtensor.hpp.)
+/// functors, statistics and delta tracking. (xtensor views: dml/vector/xtensor.hpp.)
 #pragma once
 
+#include <dml/vector/delta.hpp>
 #include <dml/vector/dist_vector.hpp>
 #include <dml/vector/gather.hpp>
 #include <dml/vector/make_vector.hpp>

@@ -10,14 +10,19 @@
 /// sparse (index/value pairs; elements not listed were not sent).
 #pragma once
 
+#include <dml/error.hpp>
 #include <dml/fwd.hpp>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
+#include <system_error>
 #include <type_traits>
 
 DML_BEGIN_NAMESPACE
@@ -127,6 +132,53 @@ struct sum {
       return;
     }
     for (const auto& in : inputs) in.for_each([&](std::size_t i, T v) { own[i] += v; });
+  }
+};
+
+/// own ← own + γ · Σ inputs, for applying *changes* rather than states
+/// (CoCoA's combination of local updates): each input carries a sender's
+/// change since its last scatter, γ = 1 adds them all (own + Σ inputs, the
+/// same result as `sum`, bit for bit), γ = 1/(k + 1) over k + 1 members
+/// averages them. Elements a sparse input does not carry count as zero.
+///
+/// To average the models base + Δ_m of k + 1 members that share `base`, a
+/// member scatters its change Δ_0, then (after scatter() returned, before
+/// gather()) sets its buffer to base + γ·Δ_0; gather() then gives
+/// base + γ·(Δ_0 + Σ Δ_j), what `average` makes of the models. Each product
+/// γ·v is rounded to T and added input by input, in input order.
+///
+/// γ is part of the vector's description, so members constructed with
+/// different values get a `config_error` when the vector is built.
+struct scaled_sum {
+  using policy_slot = slot::gather;
+  /// The factor γ: finite and > 0.
+  double gamma = 1;
+
+  /// @throws dml::config_error when gamma is not finite or not > 0.
+  explicit scaled_sum(double factor) : gamma(factor) {
+    if (!std::isfinite(gamma) || !(gamma > 0))
+      throw config_error(
+          "dml::gather::scaled_sum: gamma must be finite and > 0 (1/(k+1) averages k+1 "
+          "members' changes, 1 adds them), got " +
+          number(gamma));
+  }
+
+  [[nodiscard]] static constexpr std::string_view name() noexcept { return "scaled_sum"; }
+  /// "scaled_sum(gamma=<γ, shortest round-trip form>)": compared between
+  /// members when the vector is built.
+  [[nodiscard]] std::string describe() const { return "scaled_sum(gamma=" + number(gamma) + ")"; }
+
+  template <std::floating_point T>
+  void operator()(std::span<T> own, std::span<const input<T>> inputs) const {
+    const T g = static_cast<T>(gamma);
+    for (const auto& in : inputs) in.for_each([&](std::size_t i, T v) { own[i] += g * v; });
+  }
+
+ private:
+  static std::string number(double x) {
+    char text[32];
+    const auto [end, ec] = std::to_chars(text, text + sizeof text, x);
+    return ec == std::errc{} ? std::string(text, end) : std::string("?");
   }
 };
 

@@ -189,22 +189,33 @@ inline settings parse(int argc, char** argv, settings s, const extra_options& ex
   return s;
 }
 
-/// Calls f(Topology{}, Consistency{}) with the policies named in s: the one
-/// place runtime names become compile-time policy types.
+/// The topology named in s, chosen at run time: one vector type serves every
+/// topology (see dml/topology/any.hpp), which keeps the trainers' builds
+/// short.
+inline dml::topology::any chosen_topology(const settings& s) {
+  namespace t = dml::topology;
+  if (s.topology == "all") return t::all{};
+  if (s.topology == "halton") return t::halton{};
+  if (s.topology == "root_expander") return t::root_expander{};
+  return t::ring{};
+}
+
+/// The consistency policy named in s, chosen at run time (see
+/// dml/consistency/any.hpp).
+inline dml::consistency::any chosen_consistency(const settings& s) {
+  namespace c = dml::consistency;
+  if (s.consistency == "bsp") return c::bsp{};
+  if (s.consistency == "asp") return c::asp{};
+  if (s.consistency == "ssp") return c::ssp<2>{};
+  return c::notify_ack{};
+}
+
+/// Calls f(topology, consistency) with the policies named in s, both chosen
+/// at run time (`dml::topology::any`, `dml::consistency::any`): the training
+/// loop is compiled once per transport, not once per combination.
 template <class F>
 decltype(auto) with_policies(const settings& s, F&& f) {
-  namespace t = dml::topology;
-  namespace c = dml::consistency;
-  auto with_consistency = [&](auto topology) -> decltype(auto) {
-    if (s.consistency == "bsp") return f(topology, c::bsp{});
-    if (s.consistency == "asp") return f(topology, c::asp{});
-    if (s.consistency == "ssp") return f(topology, c::ssp<2>{});
-    return f(topology, c::notify_ack{});
-  };
-  if (s.topology == "all") return with_consistency(t::all{});
-  if (s.topology == "halton") return with_consistency(t::halton{});
-  if (s.topology == "root_expander") return with_consistency(t::root_expander{});
-  return with_consistency(t::ring{});
+  return f(chosen_topology(s), chosen_consistency(s));
 }
 
 /// Labelled samples, one per dense row, with integer labels (dml-mlp).
@@ -386,14 +397,14 @@ inline void check_model_size(const std::string& data, std::size_t features, std:
 /// the ways out, before anything is allocated (swapping or the kernel's
 /// OOM killer would be the alternative). MPI processes are not checked:
 /// where they run is mpiexec's business.
-template <class Topology>
-void check_inproc_memory(const launcher& launch, std::size_t ranks, std::size_t model_floats,
-                         const std::string& topology) {
+inline void check_inproc_memory(const launcher& launch, std::size_t ranks, std::size_t model_floats,
+                                const settings& s) {
+  const std::string& topology = s.topology;
   if (!launch.in_process()) return;
   std::size_t in_degree = 0;
   if (ranks > 1) {
     std::vector<std::size_t> in(ranks, 0);
-    for (const auto& out : Topology{}.out_lists(ranks))
+    for (const auto& out : chosen_topology(s).out_lists(ranks))
       for (const auto to : out) in_degree = std::max(in_degree, ++in[to]);
   }
   const double copies = 2.0 + 3.0 * static_cast<double>(in_degree);

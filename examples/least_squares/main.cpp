@@ -120,8 +120,9 @@ struct outcome {
   std::vector<dml::fault::view_change> changes;  // as rank 0 saw them
 };
 
-template <class Topology, class Consistency>
-outcome train(trainer::launcher& launch, const settings& s, const dataset& data, bool verbose) {
+template <class Consistency>
+outcome train(trainer::launcher& launch, const dml::topology::any& topology, const Consistency& consistency,
+              const settings& s, const dataset& data, bool verbose) {
   outcome result;
   launch.run([&](auto& comm) {
     // --on-failure (otherwise the default, tolerate, or DML_FAILURE_POLICY).
@@ -130,7 +131,7 @@ outcome train(trainer::launcher& launch, const settings& s, const dataset& data,
     const auto b = static_cast<Eigen::Index>(s.batch), dim = static_cast<Eigen::Index>(s.dim);
     // The one distributed vector training needs: it carries each step's
     // gradient (or, with --exchange models, each rank's updated model).
-    auto v = dml::make_vector<float>(comm, s.dim, Topology{}, Consistency{}, dml::gather::average{});
+    auto v = dml::make_vector<float>(comm, s.dim, topology, consistency, dml::gather::average{});
     // For reporting only: the defaults (bsp, all, average) make this the exact
     // mean over ranks of [model, bytes sent, share of full gathers]. It is a
     // barrier once per epoch, under every consistency policy.
@@ -197,22 +198,20 @@ outcome train(trainer::launcher& launch, const settings& s, const dataset& data,
   return result;
 }
 
-// Runtime names to compile-time policies.
-template <class Topology>
-outcome train_with(trainer::launcher& launch, const settings& s, const dataset& data, bool verbose) {
-  namespace c = dml::consistency;
-  if (s.consistency == "bsp") return train<Topology, c::bsp>(launch, s, data, verbose);
-  if (s.consistency == "asp") return train<Topology, c::asp>(launch, s, data, verbose);
-  if (s.consistency == "ssp") return train<Topology, c::ssp<2>>(launch, s, data, verbose);
-  return train<Topology, c::notify_ack>(launch, s, data, verbose);
-}
-
+// Runtime names to policies: the topology at run time (one vector type for
+// all of them), the consistency policy as a type.
 outcome train(trainer::launcher& launch, const settings& s, const dataset& data, bool verbose) {
   namespace t = dml::topology;
-  if (s.topology == "all") return train_with<t::all>(launch, s, data, verbose);
-  if (s.topology == "halton") return train_with<t::halton>(launch, s, data, verbose);
-  if (s.topology == "root_expander") return train_with<t::root_expander>(launch, s, data, verbose);
-  return train_with<t::ring>(launch, s, data, verbose);
+  namespace c = dml::consistency;
+  t::any topology = t::ring{};
+  if (s.topology == "all") topology = t::all{};
+  if (s.topology == "halton") topology = t::halton{};
+  if (s.topology == "root_expander") topology = t::root_expander{};
+  c::any consistency = c::notify_ack{};
+  if (s.consistency == "bsp") consistency = c::bsp{};
+  if (s.consistency == "asp") consistency = c::asp{};
+  if (s.consistency == "ssp") consistency = c::ssp<2>{};
+  return train<c::any>(launch, topology, consistency, s, data, verbose);
 }
 
 // The acceptance check: do R ranks reach the loss of one rank? Under bsp or

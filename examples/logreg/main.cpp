@@ -51,8 +51,9 @@ namespace {
 using trainer::sample_set;
 using trainer::settings;
 
-template <class Topology, class Consistency>
-trainer::row train(trainer::launcher& launch, const settings& s, std::size_t batch_size, bool allreduce,
+template <class Consistency>
+trainer::row train(trainer::launcher& launch, const dml::topology::any& topology,
+                   const Consistency& consistency, const settings& s, std::size_t batch_size, bool allreduce,
                    std::size_t classes, const sample_set& train, const sample_set& test,
                    trainer::progress& out) {
   const auto rows = train.cols() + 1, cols = static_cast<Eigen::Index>(classes);  // the model's shape
@@ -64,7 +65,7 @@ trainer::row train(trainer::launcher& launch, const settings& s, std::size_t bat
     trainer::epoch_samples mine;  // [2] this rank's samples (its shard among the live members)
     // [3] The model's distributed vector (and, for reporting, an exact mean
     // over all ranks once per epoch: bsp over all, average).
-    auto v = dml::make_vector<float>(comm, dim, Topology{}, Consistency{}, dml::gather::average{});
+    auto v = dml::make_vector<float>(comm, dim, topology, consistency, dml::gather::average{});
     trainer::model_mean mean(comm, dim, 2);
     std::size_t changes_printed = 0;
     std::vector<float> storage(dim, 0.0f), avg;
@@ -211,10 +212,8 @@ int main(int argc, char** argv) {
           throw dml::data_error(
               d->name, 0, "label " + std::to_string(label) + " outside 0.." + std::to_string(classes - 1));
     trainer::check_model_size(train_set.name, static_cast<std::size_t>(train_set.cols()), classes);
-    trainer::with_policies(s, [&](auto topology, auto) {
-      trainer::check_inproc_memory<decltype(topology)>(
-          launch, s.ranks, (static_cast<std::size_t>(train_set.cols()) + 1) * classes, s.topology);
-    });
+    trainer::check_inproc_memory(launch, s.ranks, (static_cast<std::size_t>(train_set.cols()) + 1) * classes,
+                                 s);
     // LIBSVM data: unless given, the step keeps lr x (1 + mean squared row
     // length) -- the squared length of a row with the bias's constant 1 --
     // at 32, about what the default 0.2 gives on Fashion-MNIST's pixels
@@ -244,8 +243,7 @@ int main(int argc, char** argv) {
           train_set.sparse() ? " (sparse rows)" : "", classes);
     trainer::progress out(launch.leader() ? s.csv : std::string(), "accuracy");
     const trainer::row r = trainer::with_policies(s, [&](auto topology, auto consistency) {
-      return train<decltype(topology), decltype(consistency)>(launch, s, batch, allreduce, classes, train_set,
-                                                              test_set, out);
+      return train(launch, topology, consistency, s, batch, allreduce, classes, train_set, test_set, out);
     });
     trainer::finish(launch, s, r, "accuracy");
   } catch (const trainer::usage_error& e) {

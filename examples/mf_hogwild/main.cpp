@@ -102,9 +102,9 @@ struct outcome {
   double truth_rmse = 0;
 };
 
-template <class Topology, class Consistency>
-outcome train(trainer::launcher& launch, const settings& s, const problem_size& p, const problem& data,
-              trainer::progress& out) {
+template <class Consistency>
+outcome train(trainer::launcher& launch, const dml::topology::any& topology, const Consistency& consistency,
+              const settings& s, const problem_size& p, const problem& data, trainer::progress& out) {
   const std::size_t n = data.train.size(), k = p.rank, size = (p.users + p.items) * k;
   const std::vector<std::size_t> order = dml::data::permutation(n, s.seed);
   outcome result;
@@ -119,8 +119,8 @@ outcome train(trainer::launcher& launch, const settings& s, const problem_size& 
     std::normal_distribution<float> small(0.0f, 0.1f);
     for (float& x : model) x = small(rng);
     // A step changes 2 rows of k values: 2 * cb-size * k nonzeros at most.
-    auto v = dml::make_vector<float>(comm, size, dml::sparse{std::min(size, 2 * s.cb_size * k)}, Topology{},
-                                     Consistency{}, dml::gather::replace{});
+    auto v = dml::make_vector<float>(comm, size, dml::sparse{std::min(size, 2 * s.cb_size * k)}, topology,
+                                     consistency, dml::gather::replace{});
     auto mean = dml::make_vector<double>(comm, size + 2);
     std::vector<char> changed(p.users + p.items, 0);
     std::vector<std::size_t> rows;  // changed rows since the last scatter
@@ -240,7 +240,7 @@ int main(int argc, char** argv) {
           p.items, p.rank, static_cast<double>(p.noise), data.train.size(), data.test.size());
     trainer::progress out(launch.leader() ? s.csv : std::string(), "rmse");
     const outcome r = trainer::with_policies(s, [&](auto topology, auto consistency) {
-      return train<decltype(topology), decltype(consistency)>(launch, s, p, data, out);
+      return train(launch, topology, consistency, s, p, data, out);
     });
     if (launch.leader()) {
       std::printf("noise %.4f: test rmse %.4f is %.1f%% above it; rmse against the noiseless truth %.4f\n",

@@ -106,8 +106,9 @@ std::pair<double, double> evaluate(net& n, const dataset& d, Eigen::Index limit)
   return {loss, static_cast<double>(right) / static_cast<double>(rows)};
 }
 
-template <class Topology, class Consistency>
-trainer::row train(trainer::launcher& launch, const settings& s, std::size_t average_every,
+template <class Consistency>
+trainer::row train(trainer::launcher& launch, const dml::topology::any& topology,
+                   const Consistency& consistency, const settings& s, std::size_t average_every,
                    const dataset& train, const dataset& test, trainer::progress& out) {
   const std::size_t n = static_cast<std::size_t>(train.x.rows());
   const std::vector<std::size_t> order = dml::data::permutation(n, s.seed);
@@ -119,7 +120,7 @@ trainer::row train(trainer::launcher& launch, const settings& s, std::size_t ave
     net model = initial(train.x.cols(), s.seed), grad = model;  // same start on every rank
     // [3] Per layer: a vector for its gradient and one for its parameters.
     auto make = [&](const layer& l) {
-      return dml::make_vector<float>(comm, l.size(), Topology{}, Consistency{}, dml::gather::average{});
+      return dml::make_vector<float>(comm, l.size(), topology, consistency, dml::gather::average{});
     };
     std::array grads{make(model[0]), make(model[1])};
     std::array params{make(model[0]), make(model[1])};
@@ -254,8 +255,7 @@ int main(int argc, char** argv) {
           static_cast<std::size_t>(test_set.x.rows()));
     trainer::progress out(launch.leader() ? s.csv : std::string(), "accuracy");
     const trainer::row r = trainer::with_policies(s, [&](auto topology, auto consistency) {
-      return train<decltype(topology), decltype(consistency)>(launch, s, average_every, train_set, test_set,
-                                                              out);
+      return train(launch, topology, consistency, s, average_every, train_set, test_set, out);
     });
     trainer::finish(launch, s, r, "accuracy");
   } catch (const trainer::usage_error& e) {

@@ -105,8 +105,9 @@ struct svm_options {
   bool allreduce = false;      // --baseline mpi_allreduce
 };
 
-template <class Topology, class Consistency>
-trainer::row train(trainer::launcher& launch, const settings& s, const svm_options& o, const task& train,
+template <class Consistency>
+trainer::row train(trainer::launcher& launch, const dml::topology::any& topology,
+                   const Consistency& consistency, const settings& s, const svm_options& o, const task& train,
                    const task& test, trainer::progress& out) {
   const std::size_t n = static_cast<std::size_t>(train.rows()),
                     d = static_cast<std::size_t>(std::visit([](const auto&x) { return x.cols(); }, train.x));
@@ -118,7 +119,7 @@ trainer::row train(trainer::launcher& launch, const settings& s, const svm_optio
     const std::size_t ranks = comm.size();
     trainer::epoch_samples mine;  // [2] its shard among the live members
     // [3] [w, b], averaged and rescaled by the user's gather functor.
-    auto v = dml::make_vector<float>(comm, d + 1, Topology{}, Consistency{},
+    auto v = dml::make_vector<float>(comm, d + 1, topology, consistency,
                                      average_and_rescale{1.0f / std::sqrt(o.lambda)});
     trainer::model_mean mean(comm, d + 1, 2);
     std::size_t changes_printed = 0;  // view-change lines printed
@@ -266,10 +267,7 @@ int main(int argc, char** argv) {
       o.negative = *labels.begin();
     }
     trainer::check_model_size(train_set.name, static_cast<std::size_t>(train_set.cols()), 1);
-    trainer::with_policies(s, [&](auto topology, auto) {
-      trainer::check_inproc_memory<decltype(topology)>(
-          launch, s.ranks, static_cast<std::size_t>(train_set.cols()) + 1, s.topology);
-    });
+    trainer::check_inproc_memory(launch, s.ranks, static_cast<std::size_t>(train_set.cols()) + 1, s);
     const task train = binary(train_set, o.positive, o.negative),
                test = binary(test_set, o.positive, o.negative);
     if (test.rows() == 0) throw dml::data_error(test_set.name, 0, "no test samples of the two classes");
@@ -304,7 +302,7 @@ int main(int argc, char** argv) {
           static_cast<std::size_t>(train_set.cols()), train_set.sparse() ? " (sparse rows)" : "");
     trainer::progress out(launch.leader() ? s.csv : std::string(), "accuracy");
     const trainer::row r = trainer::with_policies(s, [&](auto topology, auto consistency) {
-      return ::train<decltype(topology), decltype(consistency)>(launch, s, o, train, test, out);
+      return ::train(launch, topology, consistency, s, o, train, test, out);
     });
     trainer::finish(launch, s, r, "accuracy");
   } catch (const trainer::usage_error& e) {

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSL-1.0
 /// @file
-/// Consistency policies: `bsp`, `asp`, `ssp<S>`, `notify_ack`.
+/// Consistency policies: `bsp`, `asp`, `ssp<S>`, `notify_ack`, and `any`
+/// (one of them chosen at run time).
 #pragma once
 
+#include <dml/consistency/any.hpp>
 #include <dml/consistency/asp.hpp>
 #include <dml/consistency/bsp.hpp>
 #include <dml/consistency/concepts.hpp>

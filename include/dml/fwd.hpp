@@ -34,6 +34,7 @@ class timeout;
 namespace topology {
 class graph;
 struct all;
+class any;
 struct halton;
 struct root_expander;
 struct ring;
@@ -52,6 +53,7 @@ struct asp;
 template <std::uint64_t S>
 struct ssp;
 struct notify_ack;
+class any;
 }  // namespace consistency
 
 namespace gather {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <dml/topology/all.hpp>
+#include <dml/topology/any.hpp>
 #include <dml/topology/chain.hpp>
 #include <dml/topology/concepts.hpp>
 #include <dml/topology/edges.hpp>

@@ -10,6 +10,17 @@
 #include <string_view>
 
 DML_BEGIN_NAMESPACE
+namespace detail {
+/// ssp's gather with slack `s` (also used by consistency::any).
+template <class P>
+void ssp_gather(P& p, std::uint64_t s) {
+  const std::uint64_t t = p.clock();
+  const std::uint64_t oldest = t > s ? t - s : 1;
+  if (t > s) p.wait_newest_at_least(oldest);
+  p.combine_newest(oldest);
+}
+}  // namespace detail
+
 namespace consistency {
 
 /// scatter: write, no waiting. gather at clock t: wait until every live
@@ -29,10 +40,7 @@ struct ssp {
   }
   template <class P>
   void gather(P& p) const {
-    const std::uint64_t t = p.clock();
-    const std::uint64_t oldest = t > S ? t - S : 1;
-    if (t > S) p.wait_newest_at_least(oldest);
-    p.combine_newest(oldest);
+    detail::ssp_gather(p, S);
   }
 };
 

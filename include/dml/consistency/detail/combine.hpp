@@ -23,7 +23,6 @@
 
 #include <dml/error.hpp>
 #include <dml/fwd.hpp>
-#include <dml/vector/detail/names.hpp>
 #include <dml/vector/detail/slots.hpp>
 
 #include <array>
@@ -34,16 +33,16 @@
 DML_BEGIN_NAMESPACE
 namespace detail {
 
-enum class slot_read { ok, empty, torn };
-
 /// Exactly the clock-c update of every in-neighbour, waiting for each one
 /// that is not complete yet; read in place (nobody rewrites a slot before
 /// the receiver let its writer go on: bsp's barrier, notify_ack's ack).
-template <class R, class Policy>
-void combine_exact(R& r, std::uint64_t c, const Policy& policy) {
+/// `policy_name()` names the policy in the error for a gather before any
+/// scatter.
+template <class R, class Name>
+void combine_exact(R& r, std::uint64_t c, Name&& policy_name) {
   if (c == 0)
-    throw config_error("dml::dist_vector::gather: called before the first scatter() under " +
-                       policy_name(policy) + ", which combines the current round's updates");
+    throw config_error("dml::dist_vector::gather: called before the first scatter() under " + policy_name() +
+                       ", which combines the current round's updates");
   r.begin();
   const std::size_t d = c % slot_depth;
   for (std::size_t q = 0; q < r.in_count(); ++q) {

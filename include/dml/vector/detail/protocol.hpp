@@ -9,20 +9,31 @@
 #include <dml/consistency/detail/combine.hpp>
 #include <dml/fault/membership.hpp>
 #include <dml/fwd.hpp>
+#include <dml/vector/detail/core.hpp>
+#include <dml/vector/detail/names.hpp>
 #include <dml/vector/detail/slots.hpp>
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 
 DML_BEGIN_NAMESPACE
 namespace detail {
 
-template <class V>
+template <class Core>
 class vector_protocol {
  public:
-  explicit vector_protocol(V& v) : v_(v) {}
+  using value_type = typename Core::value_type;
+  /// `policy`: the consistency policy (its name goes into messages);
+  /// `gather`: the functor combine steps apply.
+  template <class Policy>
+  vector_protocol(Core& core, const Policy& policy, gather_call<value_type> gather)
+      : v_(core),
+        policy_(&policy),
+        policy_name_([](const void* p) { return policy_name(*static_cast<const Policy*>(p)); }),
+        gather_(gather) {}
 
   /// The vector's clock: the number of scatters so far.
   [[nodiscard]] std::uint64_t clock() const noexcept { return v_.clock_; }
@@ -78,7 +89,9 @@ class vector_protocol {
   }
   /// Combines exactly the clock-c update of every in-neighbour, waiting for
   /// any that is not complete yet; the updates are read in place.
-  void combine_exact(std::uint64_t c) { detail::combine_exact(*this, c, v_.cons_); }
+  void combine_exact(std::uint64_t c) {
+    detail::combine_exact(*this, c, [this] { return policy_name_(policy_); });
+  }
   /// Combines the newest complete update of every in-neighbour whose clock
   /// is ≥ min_clock, retrying reads torn by a concurrent write.
   void combine_newest(std::uint64_t min_clock) { detail::combine_newest(*this, min_clock); }
@@ -107,12 +120,15 @@ class vector_protocol {
   [[nodiscard]] std::uint64_t input_clock(std::size_t q) const { return v_.staged_[q].clock; }
   void add(std::size_t q) { v_.add_input(q); }
   void begin() { v_.inputs_.clear(); }
-  void apply() { v_.apply(); }
+  void apply() { v_.apply(gather_); }
   void count_lost() { ++v_.stats_.lost_in_view_change; }
   void count_stale() { ++v_.stats_.stale_skipped; }
 
  private:
-  V& v_;
+  Core& v_;
+  const void* policy_;
+  std::string (*policy_name_)(const void*);
+  gather_call<value_type> gather_;
 };
 
 }  // namespace detail

@@ -31,6 +31,9 @@ inline constexpr std::size_t slot_depth = 2;
 
 [[nodiscard]] constexpr std::size_t words_for(std::size_t bytes) noexcept { return (bytes + 7) / 8; }
 
+/// What reading a slot found.
+enum class slot_read { ok, empty, torn };
+
 /// Where each slot of a vector lies in its segment.
 struct slot_layout {
   std::size_t payload_words = 0;

@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: BSL-1.0
+// Internal: the part of a distributed vector that depends only on its
+// element type, transport and representation: the local buffer, the slots,
+// the per-neighbour state, the collective build and rebuild, writing and
+// reading updates, and the statistics. dist_vector<T, Transport, Repr,
+// Topology, Consistency, Gather> is a thin front end over one of these, so
+// the heavy code is compiled once per (T, Transport, Repr) however many
+// topologies, consistency policies and gather functors a program combines
+// (a trainer that picks them at run time instantiates dozens of vectors).
+#pragma once
+
+#include <dml/comm/concepts.hpp>
+#include <dml/error.hpp>
+#include <dml/fault/membership.hpp>
+#include <dml/fwd.hpp>
+#include <dml/topology/graph.hpp>
+#include <dml/vector/detail/codec.hpp>
+#include <dml/vector/detail/slots.hpp>
+#include <dml/vector/detail/wait.hpp>
+#include <dml/vector/gather.hpp>
+#include <dml/vector/representation.hpp>
+#include <dml/vector/stats.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+DML_BEGIN_NAMESPACE
+namespace detail {
+
+template <class Core>
+class vector_protocol;
+
+/// The gather functor as the core calls it: a function and the functor it
+/// applies (type-erased, so the core does not depend on the functor's type).
+template <class T>
+struct gather_call {
+  void (*fn)(void* functor, std::span<T> own, std::span<const gather::input<T>> inputs) = nullptr;
+  void* functor = nullptr;
+  template <class G>
+  static gather_call of(G& g) noexcept {
+    return {[](void* f, std::span<T> own, std::span<const gather::input<T>> in) {
+              (*static_cast<G*>(f))(own, in);
+            },
+            &g};
+  }
+  void operator()(std::span<T> own, std::span<const gather::input<T>> inputs) const {
+    fn(functor, own, inputs);
+  }
+};
+
+template <class T, class Transport, class Repr>
+class vector_core {
+ public:
+  static constexpr bool is_sparse = std::is_same_v<Repr, sparse>;
+  static constexpr bool recoverable = comm::shrinkable_transport<Transport>;
+  using segment_type = typename Transport::segment_type;
+  using codec_type = std::conditional_t<is_sparse, sparse_codec<T>, dense_codec<T>>;
+  using value_type = T;
+
+  vector_core(Transport& comm, std::size_t length, Repr repr)
+      : comm_(&comm), n_(length), repr_(std::move(repr)), local_(length, T{}), codec_(length, capacity()) {}
+
+  // ---- what the front end reads ----------------------------------------------
+  [[nodiscard]] std::size_t size() const noexcept { return n_; }
+  [[nodiscard]] std::span<T> span() noexcept { return local_; }
+  [[nodiscard]] std::span<const T> span() const noexcept { return local_; }
+  [[nodiscard]] Transport& comm() const noexcept { return *comm_; }
+  [[nodiscard]] const Repr& representation() const noexcept { return repr_; }
+  [[nodiscard]] std::uint64_t clock() const noexcept { return clock_; }
+  [[nodiscard]] std::uint64_t epoch() const noexcept { return epoch_; }
+  [[nodiscard]] const vector_stats& stats() const noexcept { return stats_; }
+  [[nodiscard]] vector_stats& stats() noexcept { return stats_; }
+  [[nodiscard]] const topology::graph& graph() const noexcept { return graph_; }
+  [[nodiscard]] const std::string& description() const noexcept { return description_; }
+  [[nodiscard]] std::span<const member_id> in_neighbours() const { return graph_.in(comm_->rank()); }
+  [[nodiscard]] std::span<const member_id> out_neighbours() const { return graph_.out(comm_->rank()); }
+
+  /// What a member checks about its own arguments before the others hear
+  /// of them (the length, a sparse capacity).
+  void validate_local() const {
+    if (n_ == 0) throw config_error("dml::dist_vector: length 0 (a vector needs at least one element)");
+    if constexpr (is_sparse) {
+      if (repr_.capacity == 0)
+        throw config_error(
+            "dml::sparse: capacity 0 (give the most nonzeros a scatter may send, e.g. sparse{64})");
+      if (repr_.capacity > n_)
+        throw config_error("dml::sparse: capacity " + std::to_string(repr_.capacity) +
+                           " exceeds the length " + std::to_string(n_) + " (use dml::dense)");
+      if (n_ > std::size_t{0xffffffffu})
+        throw config_error("dml::sparse: length " + std::to_string(n_) + " does not fit 32-bit indices");
+    }
+  }
+
+  // ---- operations --------------------------------------------------------------
+  /// Before each operation: has the group moved on, or has a neighbour died
+  /// (policies that never wait, like asp, would not notice otherwise)?
+  void check_view() {
+    if constexpr (recoverable) {
+      comm_->check_view();
+      for (const auto list : {in_neighbours(), out_neighbours()})
+        for (member_id m : list)
+          if (!comm_->alive(m))
+            throw peer_failure(m, "dml::dist_vector: member " + std::to_string(comm_->rank()) +
+                                      "'s neighbour " + std::to_string(m) + " has failed");
+    }
+  }
+
+  /// After a peer failure inside an operation (call from its catch block):
+  /// agree on the survivors and rebuild (every vector of the context), or
+  /// rethrow when the transport cannot shrink its group or nothing new was
+  /// agreed.
+  void recover_or_rethrow() {
+    if constexpr (recoverable) {
+      const auto before = comm_->view().epoch;
+      fault::recover(*comm_);  // throws under fault::policy::abort
+      if (comm_->view().epoch != before || epoch_ != comm_->view().epoch) return;
+    }
+    throw;
+  }
+
+  /// Packs the local buffer for the next scatter (may throw: sparse capacity).
+  void encode() { send_len_ = codec_.encode(local_); }
+
+  /// Scatter bookkeeping: the clock ticks before the policy's steps; a
+  /// scatter cut short by a failure is undone and made again.
+  void begin_scatter() {
+    pending_ = false;
+    in_scatter_ = true;
+    ++clock_;
+  }
+  void end_scatter() {
+    in_scatter_ = false;
+    pending_ = true;
+    ++stats_.scatters;
+  }
+  void undo_scatter() {
+    if (in_scatter_) {
+      in_scatter_ = false;
+      --clock_;
+    }
+  }
+  void begin_gather() { applied_ = false; }
+  /// Whether the gather cut short had already combined (only its
+  /// acknowledgements were lost).
+  [[nodiscard]] bool applied() const noexcept { return applied_; }
+
+  /// Collective over the current view: builds the vector at construction
+  /// and rebuilds it after a view change over `graph` (built by the front
+  /// end from its topology; `problem` is its own config error, if any), so a
+  /// member whose construction was cut short by a failure meets, in the
+  /// same steps, the others rebuilding the vector they finished. Every
+  /// member learns every other's configuration and problem, so all of them
+  /// throw the same config_error instead of some waiting forever; and its
+  /// clock, so the rebuilt slots and counters let an interrupted round
+  /// finish: each member's own segment gets the notify and ack counts its
+  /// new neighbours have reached, every update that is still pending is
+  /// written again, and rounds a new neighbour has already moved past are
+  /// skipped (their updates are gone).
+  void build(topology::graph graph, std::string description, const std::string& problem) {
+    const auto view = comm_->view();
+    epoch_ = view.epoch;
+    graph_ = std::move(graph);
+    description_ = std::move(description);
+    const member_state mine{clock_, pending_ ? 1u : 0u};
+    std::string record(sizeof mine, '\0');
+    std::memcpy(record.data(), &mine, sizeof mine);
+    record += problem.empty() ? description_ : "!" + problem;
+    const auto all = comm_->exchange(std::as_bytes(std::span<const char>(record.data(), record.size())));
+    std::vector<member_state> states(comm_->size(), member_state{0, 0});
+    std::vector<std::string> texts;
+    texts.reserve(all.size());
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      if (all[i].size() < sizeof(member_state) || all.size() != view.live.size())
+        throw comm_error("dml::dist_vector: malformed build record from member " +
+                         std::to_string(i < view.live.size() ? view.live[i] : i));
+      std::memcpy(&states[view.live[i]], all[i].data(), sizeof(member_state));
+      texts.emplace_back(reinterpret_cast<const char*>(all[i].data()) + sizeof(member_state),
+                         all[i].size() - sizeof(member_state));
+    }
+    check_agreement(texts, view);
+    allocate();
+    bool resumed = false;
+    for (member_id m : view.live) resumed = resumed || states[m].clock != 0;
+    if (!resumed) return;  // a new vector: nothing to carry over
+    const auto me = comm_->rank();
+    const auto in = graph_.in(me);
+    const auto out = graph_.out(me);
+    for (std::size_t q = 0; q < in.size(); ++q) {
+      const auto& s = states[in[q]];
+      if (s.clock != 0) (void)seg_.fetch_add(me, q, s.clock);
+      skip_through_[q] = s.clock - s.pending;
+    }
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      const auto& s = states[out[k]];
+      if (const auto acked = s.clock - s.pending; acked != 0) (void)seg_.fetch_add(me, in.size() + k, acked);
+    }
+    comm_->barrier();  // counters are set before anyone adds to them
+    if (pending_) {
+      write_all();
+      for (member_id m : out) seg_.flush(m);
+    }
+  }
+
+ private:
+  template <class Core>
+  friend class vector_protocol;
+
+  struct member_state {
+    std::uint64_t clock;
+    std::uint64_t pending;  // 1 when the clock's update is sent and not yet combined by its sender
+  };
+
+  // Slot layout, per-neighbour state and the segment for the current graph.
+  void allocate() {
+    const auto me = comm_->rank();
+    const auto in = graph_.in(me);
+    const auto out = graph_.out(me);
+    layout_.payload_words = codec_.payload_words();
+    out_pos_.resize(out.size());
+    for (std::size_t k = 0; k < out.size(); ++k) out_pos_[k] = position(graph_.in(out[k]), me);
+    ack_word_.resize(in.size());
+    for (std::size_t q = 0; q < in.size(); ++q)
+      ack_word_[q] = graph_.in(in[q]).size() + position(graph_.out(in[q]), me);
+    consumed_.assign(in.size(), 0);
+    skip_through_.assign(in.size(), 0);
+    staged_.assign(in.size(), gather::input<T>{});
+    inboxes_.clear();  // made on first use: only policies that copy need them
+    inputs_.reserve(in.size());
+    seg_ = segment_type{};  // the old view's slots are released first
+    seg_ = comm_->create_segment(layout_.words(in.size()), in.size() + out.size());
+  }
+
+  [[nodiscard]] std::size_t capacity() const noexcept {
+    if constexpr (is_sparse)
+      return repr_.capacity;
+    else
+      return n_;
+  }
+
+  void check_agreement(const std::vector<std::string>& recs, const comm::membership_view& view) const {
+    auto id = [&](std::size_t i) { return i < view.live.size() ? view.live[i] : i; };
+    for (std::size_t i = 0; i < recs.size(); ++i) {
+      if (!recs[i].empty() && recs[i][0] == '!')
+        throw config_error("dml::make_vector: member " + std::to_string(id(i)) +
+                           " rejected the vector: " + recs[i].substr(1));
+    }
+    for (std::size_t i = 1; i < recs.size(); ++i) {
+      if (recs[i] != recs[0])
+        throw config_error("dml::make_vector: members disagree on the vector's configuration: member " +
+                           std::to_string(id(0)) + " has " + recs[0] + "; member " + std::to_string(id(i)) +
+                           " has " + recs[i]);
+    }
+  }
+
+  static std::size_t position(std::span<const member_id> list, member_id m) {
+    const auto it = std::lower_bound(list.begin(), list.end(), m);
+    return static_cast<std::size_t>(it - list.begin());
+  }
+
+  // ---- the steps the protocol is made of --------------------------------------
+  // Writes the current update into slot clock mod depth of every out-neighbour.
+  void write_all() {
+    const auto out = out_neighbours();
+    const auto parts = codec_.parts(send_len_);
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      const std::size_t base = layout_.base(out_pos_[k], clock_ % slot_depth);
+      stats_.bytes_sent +=
+          write_slot(seg_, out[k], base, layout_.payload_words, clock_, send_len_, epoch_, parts);
+    }
+  }
+
+  // q's update in slot (q, d), holding clock c, staged in place.
+  bool take_in_place(std::size_t q, std::size_t d, std::uint64_t c) {
+    const std::size_t base = layout_.base(q, d);
+    if (seg_.load(base + 3) != epoch_) return false;  // a late write from an older view
+    const std::uint64_t len = seg_.load(base + 2);
+    auto& in = staged_[q];
+    in = gather::input<T>{};
+    if (!codec_.valid_length(len) || !codec_.view(seg_, layout_.payload(q, d), len, in)) {
+      ++stats_.torn_reads;
+      return false;
+    }
+    in.sender = in_neighbours()[q];
+    in.clock = c;
+    stats_.bytes_received += codec_.payload_bytes(len) + 8 * (header_words + footer_words);
+    return true;
+  }
+
+  // A copy of slot (q, d) staged as q's input: footer, header, payload,
+  // header again; accepted only when all three sequence numbers agree.
+  slot_read take_copy(std::size_t q, std::size_t d) {
+    seg_.sync();
+    const std::size_t base = layout_.base(q, d);
+    const std::uint64_t f0 = seg_.load(layout_.footer(q, d));
+    const std::uint64_t h0 = seg_.load(base);
+    if (h0 == 0 && f0 == 0) return slot_read::empty;
+    if (h0 != f0) {
+      ++stats_.torn_reads;
+      return slot_read::torn;
+    }
+    if (seg_.load(base + 3) != epoch_) return slot_read::empty;  // a late write from an older view
+    const std::uint64_t len = seg_.load(base + 2);
+    if (!codec_.valid_length(len)) {
+      ++stats_.torn_reads;
+      return slot_read::torn;
+    }
+    if (inboxes_.size() != staged_.size()) inboxes_.resize(staged_.size());
+    auto& in = staged_[q];
+    in = gather::input<T>{};
+    const bool valid = codec_.copy(seg_, layout_.payload(q, d), len, inboxes_[q], in);
+    if (seg_.load(base) != h0 || !valid) {
+      ++stats_.torn_reads;
+      return slot_read::torn;
+    }
+    in.sender = in_neighbours()[q];
+    in.clock = h0;
+    stats_.bytes_received += codec_.payload_bytes(len) + 8 * (header_words + footer_words);
+    return slot_read::ok;
+  }
+
+  void add_input(std::size_t q) {
+    inputs_.push_back(staged_[q]);
+    consumed_[q] = std::max(consumed_[q], staged_[q].clock);
+  }
+
+  void apply(const gather_call<T>& gather) {
+    const std::size_t k = inputs_.size();
+    if (stats_.inputs_combined.size() <= k) stats_.inputs_combined.resize(k + 1, 0);
+    ++stats_.inputs_combined[k];
+    std::size_t live = 0;
+    for (member_id m : in_neighbours()) live += comm_->alive(m) ? 1 : 0;
+    if (k >= live) ++stats_.full_gathers;
+    gather(std::span<T>(local_), std::span<const gather::input<T>>(inputs_));
+    applied_ = true;
+    pending_ = false;
+  }
+
+  template <class Ready>
+  void wait_until(member_id peer, const char* what, Ready&& ready) {
+    detail::wait_until(*comm_, peer, what, std::forward<Ready>(ready), stats_.wait_seconds);
+  }
+
+  Transport* comm_;
+  std::size_t n_;
+  Repr repr_;
+  std::vector<T> local_;
+  codec_type codec_;
+  topology::graph graph_{std::vector<std::vector<member_id>>(1)};  // replaced in build()
+  segment_type seg_{};
+  std::string description_;
+  slot_layout layout_;
+  std::uint64_t clock_ = 0;
+  std::uint64_t send_len_ = 0;
+  std::uint64_t epoch_ = 0;            // view epoch of graph_ and seg_
+  bool pending_ = false;               // local_ is the update of clock_, sent and not yet combined here
+  bool in_scatter_ = false;            // a scatter is under way (undone when a failure cuts it short)
+  bool applied_ = false;               // the current gather has rewritten local_
+  std::vector<std::size_t> out_pos_;   // my index in each out-neighbour's in-list
+  std::vector<std::size_t> ack_word_;  // my ack counter's word on each in-neighbour
+  std::vector<std::uint64_t> consumed_;
+  std::vector<std::uint64_t> skip_through_;  // rounds <= this from in-neighbour q were lost in a view change
+  std::vector<gather::input<T>> staged_;     // per in-neighbour: the update read last
+  std::vector<inbox<T>> inboxes_;            // per in-neighbour: copies (asp, ssp)
+  std::vector<gather::input<T>> inputs_;
+  vector_stats stats_;
+};
+
+}  // namespace detail
+DML_END_NAMESPACE

@@ -12,6 +12,7 @@
 
 #include <dml/comm/bootstrap.hpp>
 #include <dml/dml.hpp>
+#include <dml/vector/delta_vector.hpp>
 
 #include <mpi.h>
 #include <boost/mpi/communicator.hpp>
@@ -333,6 +334,41 @@ TEST_CASE("bsp: every gather combines every in-neighbour despite random delays",
   REQUIRE(g == world().size() * 40);
   REQUIRE(full == g);
   REQUIRE(wrong == 0);
+}
+
+TEST_CASE("delta_vector: sparse changes keep every agreed state the same to the bit, with random delays",
+          "[consistency]") {
+  auto& c = world();
+  std::mt19937_64 rng(77 + c.rank());
+  constexpr std::size_t length = 1u << 18;
+  for (int policy = 0; policy < 2; ++policy) {
+    auto run = [&](auto consistency) {
+      auto v = dml::make_delta_vector<float>(c, length, dml::sparse{48}, consistency);
+      std::uniform_int_distribution<std::uint32_t> where(0, 4095);
+      std::uniform_real_distribution<float> what(-1.0f, 1.0f);
+      for (int r = 0; r < 30; ++r) {
+        for (int k = 0; k < 64; ++k) {  // more than the capacity: the rest waits
+          const std::uint32_t j = where(rng) * 61 % length;
+          v.span()[j] += what(rng) / 7.0f;
+          v.touch(j);
+        }
+        mpi_test::random_pause(rng, std::chrono::microseconds(300));
+        v.scatter();
+        v.gather();
+      }
+      // A checksum of the agreed state, compared bit for bit across ranks.
+      std::uint64_t h = 1469598103934665603ULL;
+      for (const float x : v.agreed()) {
+        std::uint32_t bits;
+        std::memcpy(&bits, &x, sizeof bits);
+        h = (h ^ bits) * 1099511628211ULL;
+      }
+      return h;
+    };
+    const std::uint64_t mine =
+        policy == 0 ? run(dml::consistency::bsp{}) : run(dml::consistency::notify_ack{});
+    for (const std::uint64_t theirs : mpi_test::all_values(c, mine)) REQUIRE(theirs == mine);
+  }
 }
 
 TEST_CASE("ssp<S>: no gather combines an update older than t - S, with a slow member and random delays",

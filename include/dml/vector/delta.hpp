@@ -214,6 +214,25 @@ class delta_tracker {
     list_.clear();
   }
 
+  /// published[indices[k]] += scale * values[k] for every pair, each
+  /// product rounded to T, pairs in the given order: what a receiver of
+  /// these deltas scaled by `scale` computes (delta_vector applies every
+  /// member's deltas this way, in member order, so all replicas compute the
+  /// same). Touched coordinates stay touched. O(pairs).
+  /// @throws dml::config_error (before changing anything) when an index is
+  /// outside the buffer or the spans differ in length.
+  void add_to_published(std::span<const std::uint32_t> indices, std::span<const T> values, T scale) {
+    if (indices.size() != values.size())
+      throw config_error("dml::delta_tracker::add_to_published: " + std::to_string(indices.size()) +
+                         " indices but " + std::to_string(values.size()) + " values");
+    for (const std::uint32_t i : indices)
+      if (i >= n_)
+        throw config_error("dml::delta_tracker::add_to_published: index " + std::to_string(i) +
+                           " is outside a buffer of " + std::to_string(n_) + " elements");
+    for (std::size_t k = 0; k < indices.size(); ++k)
+      published_[indices[k]] = static_cast<T>(published_[indices[k]] + static_cast<T>(scale * values[k]));
+  }
+
   /// Replaces the whole published copy (after an exchange of full states,
   /// say) and clears the touched set. O(length).
   /// @throws dml::config_error when the length differs.

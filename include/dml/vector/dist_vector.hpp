@@ -184,19 +184,19 @@ class dist_vector {
   /// `fault::policy::abort` it throws `dml::peer_failure` instead.
   void scatter() {
     core_.encode();  // may throw (sparse capacity) before anything is sent
-    for (;;) {
-      try {
-        core_.check_view();
-        core_.begin_scatter();
-        protocol p = make_protocol();
-        cons_.scatter(p);
-        core_.end_scatter();
-        return;
-      } catch (const peer_failure&) {
-        core_.undo_scatter();  // made again on the new graph
-        core_.recover_or_rethrow();
-      }
-    }
+    send();
+  }
+
+  /// Sparse vectors: sends the given index/value pairs (strictly ascending
+  /// indices below size(), at most the capacity) as the update of the next
+  /// clock instead of the local buffer's nonzeros, in time proportional to
+  /// the pairs, not the length. Bad pairs are a `dml::config_error` and
+  /// nothing is sent. Otherwise as scatter().
+  void scatter(std::span<const std::uint32_t> indices, std::span<const T> values)
+    requires std::is_same_v<Repr, sparse>
+  {
+    core_.encode_pairs(indices, values);
+    send();
   }
 
   /// Waits as the consistency policy prescribes, then combines the local
@@ -250,6 +250,24 @@ class dist_vector {
   [[nodiscard]] const std::string& description() const noexcept { return core_.description(); }
 
  private:
+  // The clock ticks and the policy's scatter steps run; a failure meanwhile
+  // is recovered from and the scatter made again over the survivors.
+  void send() {
+    for (;;) {
+      try {
+        core_.check_view();
+        core_.begin_scatter();
+        protocol p = make_protocol();
+        cons_.scatter(p);
+        core_.end_scatter();
+        return;
+      } catch (const peer_failure&) {
+        core_.undo_scatter();  // made again on the new graph
+        core_.recover_or_rethrow();
+      }
+    }
+  }
+
   protocol make_protocol() { return protocol(core_, cons_, detail::gather_call<T>::of(gather_)); }
 
   // Called by dml::fault::recover over a new view.

@@ -111,6 +111,25 @@ class sparse_codec {
     }
     return nnz;
   }
+  /// Packs given index/value pairs (ascending indices, below the length, at
+  /// most the capacity): O(pairs), for callers that know what changed.
+  std::uint64_t encode_pairs(std::span<const std::uint32_t> indices, std::span<const T> values) {
+    if (indices.size() != values.size())
+      throw config_error("dml::dist_vector::scatter(indices, values): " + std::to_string(indices.size()) +
+                         " indices but " + std::to_string(values.size()) + " values");
+    if (indices.size() > capacity_)
+      throw config_error("dml::sparse: scatter of " + std::to_string(indices.size()) +
+                         " pairs exceeds the capacity " + std::to_string(capacity_) + " (nothing was sent)");
+    for (std::size_t k = 0; k < indices.size(); ++k)
+      if (indices[k] >= n_ || (k > 0 && indices[k] <= indices[k - 1]))
+        throw config_error("dml::dist_vector::scatter(indices, values): index " + std::to_string(indices[k]) +
+                           " at position " + std::to_string(k) +
+                           (indices[k] >= n_ ? " is outside the vector of " + std::to_string(n_) + " elements"
+                                             : " does not ascend strictly (nothing was sent)"));
+    indices_.assign(indices.begin(), indices.end());
+    values_.assign(values.begin(), values.end());
+    return indices.size();
+  }
   [[nodiscard]] std::array<payload_part, 2> parts(std::uint64_t /*length*/) const {
     return {payload_part{0, std::as_bytes(std::span(indices_))},
             payload_part{index_words(), std::as_bytes(std::span(values_))}};

@@ -127,6 +127,12 @@ class vector_core {
 
   /// Packs the local buffer for the next scatter (may throw: sparse capacity).
   void encode() { send_len_ = codec_.encode(local_); }
+  /// Packs given index/value pairs for the next scatter (sparse only).
+  void encode_pairs(std::span<const std::uint32_t> indices, std::span<const T> values)
+    requires is_sparse
+  {
+    send_len_ = codec_.encode_pairs(indices, values);
+  }
 
   /// Scatter bookkeeping: the clock ticks before the policy's steps; a
   /// scatter cut short by a failure is undone and made again.

@@ -331,6 +331,9 @@ class context {
     return a;
   }
 
+  /// Whether a background thread of this member may use the context while
+  /// its own thread does not (vectors' scatter_async()): yes.
+  [[nodiscard]] bool background_calls() const noexcept { return true; }
   /// Storage for the layers above the transport (dml/comm/attributes.hpp).
   [[nodiscard]] comm::attributes& attributes() noexcept { return attributes_; }
   [[nodiscard]] const comm::attributes& attributes() const noexcept { return attributes_; }

@@ -166,6 +166,10 @@ class mpi {
     }
     return a;
   }
+  /// Whether another thread may make this context's MPI calls while the
+  /// thread that made the context does not (vectors' scatter_async()):
+  /// when MPI runs at MPI_THREAD_SERIALIZED or above.
+  [[nodiscard]] bool background_calls() const { return detail::mpi_impl::serialized_threads(); }
   /// Storage for the layers above the transport (dml/comm/attributes.hpp).
   [[nodiscard]] comm::attributes& attributes() noexcept { return group_.attributes(); }
   [[nodiscard]] const comm::attributes& attributes() const noexcept { return group_.attributes(); }

@@ -19,6 +19,7 @@
 #include <dml/fwd.hpp>
 #include <dml/topology/concepts.hpp>
 #include <dml/topology/graph.hpp>
+#include <dml/vector/detail/background.hpp>
 #include <dml/vector/detail/core.hpp>
 #include <dml/vector/detail/names.hpp>
 #include <dml/vector/detail/protocol.hpp>
@@ -29,6 +30,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -113,6 +115,7 @@ class dist_vector {
         topo_(std::move(topo)),
         cons_(std::move(cons)),
         gather_(std::move(gather)) {
+    detail::settle_background(comm);  // another vector's scatter_async() finishes first
     for (;;) {
       try {
         build();
@@ -131,7 +134,8 @@ class dist_vector {
   /// Moves keep the subscription to the transport's view changes (the
   /// vector is rebuilt where it now lives).
   dist_vector(dist_vector&& o) noexcept
-      : core_(std::move(o.core_)),
+      : deferred_(o.settle_quietly()),
+        core_(std::move(o.core_)),
         topo_(std::move(o.topo_)),
         cons_(std::move(o.cons_)),
         gather_(std::move(o.gather_)),
@@ -140,6 +144,8 @@ class dist_vector {
   }
   dist_vector& operator=(dist_vector&& o) noexcept {
     if (this != &o) {
+      (void)settle_quietly();
+      deferred_ = o.settle_quietly();
       core_ = std::move(o.core_);
       topo_ = std::move(o.topo_);
       cons_ = std::move(o.cons_);
@@ -149,7 +155,8 @@ class dist_vector {
     }
     return *this;
   }
-  ~dist_vector() = default;
+  /// Waits for a scatter still under way (scatter_async()).
+  ~dist_vector() { (void)settle_quietly(); }
 
   /// Number of elements.
   [[nodiscard]] std::size_t size() const noexcept { return core_.size(); }
@@ -183,18 +190,40 @@ class dist_vector {
   /// and the scatter is made again on the new graph; with
   /// `fault::policy::abort` it throws `dml::peer_failure` instead.
   void scatter() {
+    settle();
     core_.encode();  // may throw (sparse capacity) before anything is sent
     send();
   }
+
+  /// The non-blocking scatter: packs the local buffer (so the caller may
+  /// change it right away) and returns; the writes, flushes and the
+  /// policy's waits (bsp's barrier, notify_ack's acknowledgements) run on
+  /// the context's background thread while the caller computes. It is
+  /// complete when wait() returns, and every operation of any vector on
+  /// this context waits for it first; until then do not use the transport
+  /// context directly. Errors, and recoveries from a member's failure,
+  /// happen as in scatter() and reach the caller at that point. Where the
+  /// transport cannot be used from another thread (MPI started below
+  /// MPI_THREAD_SERIALIZED; verbs) it is scatter().
+  void scatter_async() {
+    settle();
+    detail::background* b = background();
+    if (b == nullptr) return scatter();
+    core_.encode_copy();  // the caller may change the local buffer right away
+    b->launch([this] { send(); });
+  }
+
+  /// Waits for a scatter_async() to complete; rethrows what it threw.
+  void wait() { settle(); }
 
   /// Sparse vectors: sends the given index/value pairs (strictly ascending
   /// indices below size(), at most the capacity) as the update of the next
   /// clock instead of the local buffer's nonzeros, in time proportional to
   /// the pairs, not the length. Bad pairs are a `dml::config_error` and
   /// nothing is sent. Otherwise as scatter().
-  void scatter(std::span<const std::uint32_t> indices, std::span<const T> values)
-    requires std::is_same_v<Repr, sparse>
-  {
+  void scatter(std::span<const std::uint32_t> indices,
+               std::span<const T> values) requires std::is_same_v<Repr, sparse> {
+    settle();
     core_.encode_pairs(indices, values);
     send();
   }
@@ -205,6 +234,7 @@ class dist_vector {
   /// for this round are left out and counted in
   /// `stats().lost_in_view_change`.
   void gather() {
+    settle();
     for (;;) {
       core_.begin_gather();
       try {
@@ -226,6 +256,7 @@ class dist_vector {
   /// Barrier over the live members (over the survivors after a failure;
   /// see dml::fault::barrier).
   void barrier() {
+    settle();
     const auto start = std::chrono::steady_clock::now();
     fault::barrier(core_.comm());
     core_.stats().wait_seconds +=
@@ -250,6 +281,31 @@ class dist_vector {
   [[nodiscard]] const std::string& description() const noexcept { return core_.description(); }
 
  private:
+  // The context's background thread, when the transport may be used from
+  // another thread.
+  detail::background* background() {
+    if constexpr (requires(const Transport& t) {
+                    { t.background_calls() } -> std::convertible_to<bool>;
+                  }) {
+      if (core_.comm().background_calls()) return detail::background_of(core_.comm());
+    }
+    return nullptr;
+  }
+  // Waits for the context's background operation; rethrows its error.
+  void settle() {
+    if (deferred_) std::rethrow_exception(std::exchange(deferred_, nullptr));
+    detail::settle_background(core_.comm());
+  }
+  // settle() for destructors and moves: the error is returned, not thrown.
+  std::exception_ptr settle_quietly() noexcept {
+    try {
+      settle();
+    } catch (...) {
+      return std::current_exception();
+    }
+    return nullptr;
+  }
+
   // The clock ticks and the policy's scatter steps run; a failure meanwhile
   // is recovered from and the scatter made again over the survivors.
   void send() {
@@ -305,6 +361,7 @@ class dist_vector {
            " gather=" + detail::policy_name(gather_);
   }
 
+  std::exception_ptr deferred_;  // from a background scatter, rethrown by the next operation
   core_type core_;
   Topology topo_;
   Consistency cons_;

@@ -65,6 +65,12 @@ inline void mark_broken() { process().broken = true; }
   return flag != 0;
 }
 
+/// Whether MPI allows calls from several threads, one at a time.
+[[nodiscard]] inline bool serialized_threads() {
+  int level = MPI_THREAD_SINGLE;
+  return MPI_Query_thread(&level) == MPI_SUCCESS && level >= MPI_THREAD_SERIALIZED;
+}
+
 /// The text MPI gives for an error code.
 [[nodiscard]] inline std::string error_string(int code) {
   char text[MPI_MAX_ERROR_STRING] = {};

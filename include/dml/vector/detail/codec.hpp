@@ -46,9 +46,17 @@ class dense_codec {
 
   [[nodiscard]] std::size_t payload_words() const noexcept { return words_for(n_ * sizeof(T)); }
 
-  /// The update to send from `local`; returns its element count.
+  /// The update to send from `local`; returns its element count. The
+  /// payload is read from `local` itself when it is sent.
   std::uint64_t encode(std::span<const T> local) {
     local_ = local;
+    return n_;
+  }
+  /// The same, from a copy of `local` (which may then change while the
+  /// update is sent in the background).
+  std::uint64_t encode_copy(std::span<const T> local) {
+    copy_.assign(local.begin(), local.end());
+    local_ = copy_;
     return n_;
   }
   [[nodiscard]] std::array<payload_part, 2> parts(std::uint64_t /*length*/) const {
@@ -77,6 +85,7 @@ class dense_codec {
  private:
   std::size_t n_;
   std::span<const T> local_;
+  std::vector<T> copy_;  // encode_copy()
 };
 
 template <class T>
@@ -91,6 +100,8 @@ class sparse_codec {
     return index_words() + words_for(capacity_ * sizeof(T));
   }
 
+  /// Packs the nonzeros of `local` (a copy: `local` may change afterwards).
+  std::uint64_t encode_copy(std::span<const T> local) { return encode(local); }
   /// Packs the nonzeros of `local`; throws config_error, before anything is
   /// sent, when there are more than the capacity.
   std::uint64_t encode(std::span<const T> local) {

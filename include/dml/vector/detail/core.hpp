@@ -127,6 +127,8 @@ class vector_core {
 
   /// Packs the local buffer for the next scatter (may throw: sparse capacity).
   void encode() { send_len_ = codec_.encode(local_); }
+  /// The same from a copy, for a scatter that runs in the background.
+  void encode_copy() { send_len_ = codec_.encode_copy(local_); }
   /// Packs given index/value pairs for the next scatter (sparse only).
   void encode_pairs(std::span<const std::uint32_t> indices, std::span<const T> values)
     requires is_sparse

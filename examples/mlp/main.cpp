@@ -20,6 +20,8 @@
 // gradient exchange before each step and the model average every few steps.
 #include "../common/common.hpp"
 
+#include <dml/vector/group.hpp>
+
 #include <Eigen/Core>
 
 #include <array>
@@ -106,9 +108,15 @@ std::pair<double, double> evaluate(net& n, const dataset& d, Eigen::Index limit)
   return {loss, static_cast<double>(right) / static_cast<double>(rows)};
 }
 
+// How the ranks exchange: one vector per layer, or the layers fused into one
+// vector group (one exchange per step instead of one per layer), or fused
+// and overlapped (each step's gradient exchange runs in the background
+// while the next gradient is computed, and is applied one step late).
+enum class exchange { layers, fused, overlapped };
+
 template <class Consistency>
 trainer::row train(trainer::launcher& launch, const dml::topology::any& topology,
-                   const Consistency& consistency, const settings& s, std::size_t average_every,
+                   const Consistency& consistency, const settings& s, std::size_t average_every, exchange how,
                    const dataset& train, const dataset& test, trainer::progress& out) {
   const std::size_t n = static_cast<std::size_t>(train.x.rows());
   const std::vector<std::size_t> order = dml::data::permutation(n, s.seed);
@@ -118,12 +126,37 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
     const std::size_t ranks = comm.size();
     trainer::epoch_samples mine;                                // [2] its shard among the live members
     net model = initial(train.x.cols(), s.seed), grad = model;  // same start on every rank
-    // [3] Per layer: a vector for its gradient and one for its parameters.
+    // [3] Per layer: a vector for its gradient and one for its parameters,
+    // or (fused) one group of both layers for gradients, one for parameters.
     auto make = [&](const layer& l) {
       return dml::make_vector<float>(comm, l.size(), topology, consistency, dml::gather::average{});
     };
-    std::array grads{make(model[0]), make(model[1])};
-    std::array params{make(model[0]), make(model[1])};
+    auto make_group = [&] {
+      return dml::make_vector_group<float>(comm, {model[0].size(), model[1].size()}, topology, consistency,
+                                           dml::gather::average{});
+    };
+    const bool fused = how != exchange::layers;
+    std::vector<decltype(make(model[0]))> grads, params;          // --exchange layers
+    std::vector<decltype(make_group())> grad_group, param_group;  // fused, overlapped
+    if (fused) {
+      grad_group.push_back(make_group());
+      param_group.push_back(make_group());
+    } else {
+      for (const auto& l : model) grads.push_back(make(l));
+      for (const auto& l : model) params.push_back(make(l));
+    }
+    // The gradient of layer l as it arrives, and the parameters' buffer.
+    auto grad_in = [&](std::size_t l) { return fused ? grad_group[0].part(l) : grads[l].span(); };
+    auto param_buf = [&](std::size_t l) { return fused ? param_group[0].part(l) : params[l].span(); };
+    auto exchange_stats = [&] {
+      std::vector<dml::vector_stats> all;
+      for (auto& v : grads) all.push_back(v.stats());
+      for (auto& v : params) all.push_back(v.stats());
+      for (auto& g : grad_group) all.push_back(g.stats());
+      for (auto& g : param_group) all.push_back(g.stats());
+      return all;
+    };
+    bool in_flight = false;  // overlapped: a gradient exchange runs in the background
     const std::size_t total = model[0].size() + model[1].size();
     auto mean = dml::make_vector<double>(comm, total + 2);
     std::size_t changes_printed = 0;  // view-change lines printed
@@ -137,9 +170,10 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
       for (auto& l : model)
         for (float x : l.p) all[static_cast<Eigen::Index>(at++)] = x;
       double bytes = 0, full = 0;
-      for (std::size_t k = 0; k < 2; ++k) {
-        bytes += static_cast<double>(grads[k].stats().bytes_sent + params[k].stats().bytes_sent);
-        full += grads[k].stats().full_share() / 2;
+      const auto all_stats = exchange_stats();
+      for (const auto& st : all_stats) {
+        bytes += static_cast<double>(st.bytes_sent);
+        full += st.full_share() / static_cast<double>(all_stats.size());
       }
       all[static_cast<Eigen::Index>(total)] = bytes;
       all[static_cast<Eigen::Index>(total + 1)] = full;
@@ -183,22 +217,66 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
         for (std::size_t i = 0; i < batch.size(); ++i) yb[i] = train.y[batch[i]];
         const trainer::matrix xb = train.x(batch, Eigen::all);
         gradient(model, xb, yb, grad);
-        for (std::size_t l = 0; l < 2; ++l) {  // [4] exchange gradients, step
-          std::copy(grad[l].p.begin(), grad[l].p.end(), grads[l].span().begin());
-          grads[l].scatter();
-          grads[l].gather();
+        // [4] Exchange gradients and step.
+        auto step_with = [&](std::size_t l) {
           auto& p = model[l].p;
-          const auto g = grads[l].span();
+          const auto g = grad_in(l);
           for (std::size_t j = 0; j < p.size(); ++j) p[j] -= lr * g[j];
-        }
-        if (++step % average_every == 0) {
-          for (std::size_t l = 0; l < 2; ++l) {  // [4] average the models
-            std::copy(model[l].p.begin(), model[l].p.end(), params[l].span().begin());
-            params[l].scatter();
-            params[l].gather();
-            std::copy(params[l].span().begin(), params[l].span().end(), model[l].p.begin());
+        };
+        if (how == exchange::overlapped) {
+          // The previous step's exchange ran while this gradient was
+          // computed: apply it now, then send this one in the background.
+          if (in_flight) {
+            grad_group[0].gather();
+            for (std::size_t l = 0; l < 2; ++l) step_with(l);
+          }
+          for (std::size_t l = 0; l < 2; ++l)
+            std::copy(grad[l].p.begin(), grad[l].p.end(), grad_in(l).begin());
+          grad_group[0].vector().scatter_async();
+          in_flight = true;
+        } else if (fused) {
+          for (std::size_t l = 0; l < 2; ++l)
+            std::copy(grad[l].p.begin(), grad[l].p.end(), grad_in(l).begin());
+          grad_group[0].scatter();
+          grad_group[0].gather();
+          for (std::size_t l = 0; l < 2; ++l) step_with(l);
+        } else {
+          for (std::size_t l = 0; l < 2; ++l) {
+            std::copy(grad[l].p.begin(), grad[l].p.end(), grads[l].span().begin());
+            grads[l].scatter();
+            grads[l].gather();
+            step_with(l);
           }
         }
+        if (++step % average_every == 0) {  // [4] average the models
+          if (in_flight) {                  // the last gradient first
+            grad_group[0].gather();
+            for (std::size_t l = 0; l < 2; ++l) step_with(l);
+            in_flight = false;
+          }
+          for (std::size_t l = 0; l < 2; ++l)
+            std::copy(model[l].p.begin(), model[l].p.end(), param_buf(l).begin());
+          if (fused) {
+            param_group[0].scatter();
+            param_group[0].gather();
+          } else {
+            for (auto& v : params) {
+              v.scatter();
+              v.gather();
+            }
+          }
+          for (std::size_t l = 0; l < 2; ++l)
+            std::copy(param_buf(l).begin(), param_buf(l).end(), model[l].p.begin());
+        }
+      }
+      if (in_flight) {  // the epoch's last gradient before the report
+        grad_group[0].gather();
+        for (std::size_t l = 0; l < 2; ++l) {
+          auto& p = model[l].p;
+          const auto g = grad_in(l);
+          for (std::size_t j = 0; j < p.size(); ++j) p[j] -= lr * g[j];
+        }
+        in_flight = false;
       }
       report(epoch, start);
     }
@@ -213,6 +291,11 @@ data parallel over ranks: gradients are averaged after every
 --average-every steps. --lr defaults to 0.1 x sqrt(ranks): a step of R ranks
 sees a batch R times larger.
   --average-every N      steps between model averages, default 8
+  --exchange HOW         layers (a vector per layer), fused (default: the
+                         layers in one vector group, one exchange per step),
+                         overlapped (fused, and each step's gradient
+                         exchange runs while the next gradient is computed;
+                         it is applied one step late)
 )";
 
 }  // namespace
@@ -223,13 +306,21 @@ int main(int argc, char** argv) {
   s.cb_size = 32;
   s.lr = 0.1f;
   std::size_t average_every = 8;
+  exchange how = exchange::fused;
   try {
     for (int i = 1; i < argc; ++i)
       if (std::string_view(argv[i]) == "--help")
         return std::printf("%s%s", help_head, trainer::common_help) < 0 ? 1 : 0;
-    s = trainer::parse(argc, argv, s, {{"--average-every"}, [&](std::string_view name, std::string_view v) {
-                                         average_every = trainer::parse_number<std::size_t>(name, v);
-                                       }});
+    s = trainer::parse(
+        argc, argv, s,
+        {{"--average-every", "--exchange"}, [&](std::string_view name, std::string_view v) {
+           if (name == "--exchange") {
+             const auto w = trainer::parse_choice(name, v, {"layers", "fused", "overlapped"});
+             how = w == "layers" ? exchange::layers : w == "fused" ? exchange::fused : exchange::overlapped;
+           } else {
+             average_every = trainer::parse_number<std::size_t>(name, v);
+           }
+         }});
     if (!s.data.empty()) throw trainer::usage_error("dml-mlp trains on Fashion-MNIST only (no --data)");
   } catch (const trainer::usage_error& e) {
     std::fprintf(stderr, "dml-mlp: %s (see --help)\n", e.what());
@@ -255,7 +346,7 @@ int main(int argc, char** argv) {
           static_cast<std::size_t>(test_set.x.rows()));
     trainer::progress out(launch.leader() ? s.csv : std::string(), "accuracy");
     const trainer::row r = trainer::with_policies(s, [&](auto topology, auto consistency) {
-      return train(launch, topology, consistency, s, average_every, train_set, test_set, out);
+      return train(launch, topology, consistency, s, average_every, how, train_set, test_set, out);
     });
     trainer::finish(launch, s, r, "accuracy");
   } catch (const trainer::usage_error& e) {

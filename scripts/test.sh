@@ -33,11 +33,10 @@ if [[ -n $sanitize ]]; then
   # Header, install and compile-fail checks test compilation only: the plain
   # run covers them, a sanitizer adds nothing.
   ctest_args=(-LE build_only "${ctest_args[@]}")
-  # Build time: a sanitizer run skips the benchmarks (they are not tests)
-  # and builds the trainers for in-process ranks only; the MPI transports
-  # are sanitized by test/mpi, and the trainers' MPI runs are tested in the
-  # plain run.
-  cmake_args+=(-DDML_BUILD_BENCH=OFF -DDML_EXAMPLES_WITH_MPI=OFF)
+  # Build time: a sanitizer run skips the benchmarks (they are not tests).
+  # The trainers are built with their MPI mode too, so their runs under
+  # mpiexec (and the kill drivers') are sanitized as well.
+  cmake_args+=(-DDML_BUILD_BENCH=OFF)
   # ThreadSanitizer finds races between threads of one process. dml's MPI
   # processes call MPI from one thread and share no memory between threads,
   # so the ThreadSanitizer run builds without the MPI component.

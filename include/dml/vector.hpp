@@ -5,6 +5,7 @@
 #pragma once
 
 #include <dml/vector/delta.hpp>
+#include <dml/vector/advice.hpp>
 #include <dml/vector/dist_vector.hpp>
 #include <dml/vector/gather.hpp>
 #include <dml/vector/make_vector.hpp>

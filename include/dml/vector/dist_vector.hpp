@@ -19,6 +19,7 @@
 #include <dml/fwd.hpp>
 #include <dml/topology/concepts.hpp>
 #include <dml/topology/graph.hpp>
+#include <dml/vector/advice.hpp>
 #include <dml/vector/detail/background.hpp>
 #include <dml/vector/detail/core.hpp>
 #include <dml/vector/detail/names.hpp>
@@ -30,6 +31,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <span>
 #include <string>
@@ -135,6 +137,8 @@ class dist_vector {
   /// vector is rebuilt where it now lives).
   dist_vector(dist_vector&& o) noexcept
       : deferred_(o.settle_quietly()),
+        last_gather_(o.last_gather_),
+        advised_(o.advised_),
         core_(std::move(o.core_)),
         topo_(std::move(o.topo_)),
         cons_(std::move(o.cons_)),
@@ -146,6 +150,8 @@ class dist_vector {
     if (this != &o) {
       (void)settle_quietly();
       deferred_ = o.settle_quietly();
+      last_gather_ = o.last_gather_;
+      advised_ = o.advised_;
       core_ = std::move(o.core_);
       topo_ = std::move(o.topo_);
       cons_ = std::move(o.cons_);
@@ -190,6 +196,7 @@ class dist_vector {
   /// and the scatter is made again on the new graph; with
   /// `fault::policy::abort` it throws `dml::peer_failure` instead.
   void scatter() {
+    const exchange_clock clock(*this, true);
     settle();
     core_.encode();  // may throw (sparse capacity) before anything is sent
     send();
@@ -206,6 +213,7 @@ class dist_vector {
   /// transport cannot be used from another thread (MPI started below
   /// MPI_THREAD_SERIALIZED; verbs) it is scatter().
   void scatter_async() {
+    const exchange_clock clock(*this, true);
     settle();
     detail::background* b = background();
     if (b == nullptr) return scatter();
@@ -214,7 +222,10 @@ class dist_vector {
   }
 
   /// Waits for a scatter_async() to complete; rethrows what it threw.
-  void wait() { settle(); }
+  void wait() {
+    const exchange_clock clock(*this, false);
+    settle();
+  }
 
   /// Sparse vectors: sends the given index/value pairs (strictly ascending
   /// indices below size(), at most the capacity) as the update of the next
@@ -223,6 +234,7 @@ class dist_vector {
   /// nothing is sent. Otherwise as scatter().
   void scatter(std::span<const std::uint32_t> indices,
                std::span<const T> values) requires std::is_same_v<Repr, sparse> {
+    const exchange_clock clock(*this, true);
     settle();
     core_.encode_pairs(indices, values);
     send();
@@ -234,23 +246,25 @@ class dist_vector {
   /// for this round are left out and counted in
   /// `stats().lost_in_view_change`.
   void gather() {
-    settle();
-    for (;;) {
-      core_.begin_gather();
-      try {
-        core_.check_view();
-        protocol p = make_protocol();
-        cons_.gather(p);
-        ++core_.stats().gathers;
-        return;
-      } catch (const peer_failure&) {
-        core_.recover_or_rethrow();
-        if (core_.applied()) {  // only the acknowledgements were cut short
-          ++core_.stats().gathers;
-          return;
+    {
+      const exchange_clock clock(*this, false);
+      settle();
+      for (;;) {
+        core_.begin_gather();
+        try {
+          core_.check_view();
+          protocol p = make_protocol();
+          cons_.gather(p);
+          break;
+        } catch (const peer_failure&) {
+          core_.recover_or_rethrow();
+          if (core_.applied()) break;  // only the acknowledgements were cut short
         }
       }
+      ++core_.stats().gathers;
     }
+    last_gather_ = std::chrono::steady_clock::now();
+    maybe_advise();
   }
 
   /// Barrier over the live members (over the survivors after a failure;
@@ -281,6 +295,39 @@ class dist_vector {
   [[nodiscard]] const std::string& description() const noexcept { return core_.description(); }
 
  private:
+  // Times an exchange call into stats().exchange_seconds; a scatter also
+  // books the time since the last gather as the caller's computation.
+  class exchange_clock {
+   public:
+    exchange_clock(dist_vector& v, bool starts_round) : v_(v), start_(std::chrono::steady_clock::now()) {
+      if (starts_round && v_.last_gather_ != std::chrono::steady_clock::time_point{})
+        v_.core_.stats().compute_seconds += std::chrono::duration<double>(start_ - v_.last_gather_).count();
+    }
+    exchange_clock(const exchange_clock&) = delete;
+    exchange_clock& operator=(const exchange_clock&) = delete;
+    ~exchange_clock() {
+      v_.core_.stats().exchange_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    }
+
+   private:
+    dist_vector& v_;
+    std::chrono::steady_clock::time_point start_;
+  };
+
+  // Once per vector, after enough rounds to judge: one line on the lowest
+  // live member when communication takes more than half of the time.
+  void maybe_advise() {
+    if (advised_ || core_.stats().gathers < 64 || !advice_enabled()) return;
+    advised_ = true;
+    const auto view = core_.comm().view();
+    if (view.live.empty() || view.live.front() != core_.comm().rank()) return;
+    const auto a = advise(core_.stats());
+    if (!a.dominates) return;
+    std::fprintf(stderr, "dml: advice for a vector of %zu elements: %s\n", core_.size(), a.text.c_str());
+    std::fflush(stderr);
+  }
+
   // The context's background thread, when the transport may be used from
   // another thread.
   detail::background* background() {
@@ -362,6 +409,8 @@ class dist_vector {
   }
 
   std::exception_ptr deferred_;  // from a background scatter, rethrown by the next operation
+  std::chrono::steady_clock::time_point last_gather_{};  // end of the last gather (stats().compute_seconds)
+  bool advised_ = false;                                 // the advice line was considered
   core_type core_;
   Topology topo_;
   Consistency cons_;

@@ -24,7 +24,13 @@ struct vector_stats {
   std::uint64_t torn_reads = 0;     ///< slot reads rejected because header and footer disagreed
   std::uint64_t stale_skipped = 0;  ///< updates present but not combined (too old or already combined)
   double wait_seconds = 0;          ///< time spent blocked in barriers and waits
-  std::uint64_t rebuilds = 0;       ///< view changes this vector was rebuilt for
+  /// Time spent inside scatter(), scatter_async(), wait() and gather(): what
+  /// an exchange costs the caller.
+  double exchange_seconds = 0;
+  /// Time from the end of each gather() to the start of the next scatter:
+  /// the caller's own work between two exchanges.
+  double compute_seconds = 0;
+  std::uint64_t rebuilds = 0;  ///< view changes this vector was rebuilt for
   /// In-neighbour updates a gather could not combine because a view change
   /// lost them (the sender had moved past that round when the group shrank).
   std::uint64_t lost_in_view_change = 0;
@@ -32,6 +38,20 @@ struct vector_stats {
   /// Share of gathers that combined every live in-neighbour (1 when none yet).
   [[nodiscard]] double full_share() const noexcept {
     return gathers == 0 ? 1.0 : static_cast<double>(full_gathers) / static_cast<double>(gathers);
+  }
+  /// Share of the time spent exchanging rather than computing (0 before
+  /// the first round).
+  [[nodiscard]] double communication_share() const noexcept {
+    const double total = exchange_seconds + compute_seconds;
+    return total <= 0 ? 0.0 : exchange_seconds / total;
+  }
+  /// Mean time of one exchange (scatter plus gather), in seconds.
+  [[nodiscard]] double seconds_per_exchange() const noexcept {
+    return gathers == 0 ? 0.0 : exchange_seconds / static_cast<double>(gathers);
+  }
+  /// Mean compute time between two exchanges, in seconds.
+  [[nodiscard]] double compute_seconds_per_exchange() const noexcept {
+    return gathers <= 1 ? 0.0 : compute_seconds / static_cast<double>(gathers - 1);
   }
   /// Inputs combined over all gathers.
   [[nodiscard]] std::uint64_t inputs_total() const noexcept {

@@ -392,13 +392,16 @@ inline void check_model_size(const std::string& data, std::size_t features, std:
 /// through each rank's vector: its local buffer, two receive slots per
 /// in-neighbour and a copy of each input while gathering, besides the
 /// trainer's own model -- (2 + 3 x in-degree) copies of the model per rank,
-/// as measured with /usr/bin/time (docs/trainers.md). Refuses a run that
+/// as measured with /usr/bin/time (docs/trainers.md). (Gathers under bsp
+/// and notify_ack read their inputs in place now, so that is an upper
+/// bound.) Exchanging deltas (`deltas`), a rank holds three copies: its
+/// model, the delta vector's local and agreed state; the slots hold pairs. Refuses a run that
 /// would need more than 80% of the machine's memory, with the numbers and
 /// the ways out, before anything is allocated (swapping or the kernel's
 /// OOM killer would be the alternative). MPI processes are not checked:
 /// where they run is mpiexec's business.
 inline void check_inproc_memory(const launcher& launch, std::size_t ranks, std::size_t model_floats,
-                                const settings& s) {
+                                const settings& s, bool deltas = false) {
   const std::string& topology = s.topology;
   if (!launch.in_process()) return;
   std::size_t in_degree = 0;
@@ -407,7 +410,7 @@ inline void check_inproc_memory(const launcher& launch, std::size_t ranks, std::
     for (const auto& out : chosen_topology(s).out_lists(ranks))
       for (const auto to : out) in_degree = std::max(in_degree, ++in[to]);
   }
-  const double copies = 2.0 + 3.0 * static_cast<double>(in_degree);
+  const double copies = deltas ? 3.0 : 2.0 + 3.0 * static_cast<double>(in_degree);
   const double need = static_cast<double>(ranks) * copies * static_cast<double>(model_floats) * sizeof(float);
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   if (pages <= 0 || page <= 0) return;  // unknown: nothing to compare with

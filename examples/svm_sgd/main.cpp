@@ -28,6 +28,8 @@
 // which bounds what a stale or far-off neighbour's model can do under asp.
 #include "../common/common.hpp"
 
+#include <dml/vector/delta_vector.hpp>
+
 #include <Eigen/Core>
 
 #include <chrono>
@@ -35,9 +37,11 @@
 #include <cstdio>
 #include <exception>
 #include <limits>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -103,7 +107,41 @@ struct svm_options {
   bool classes_given = false;  // --positive or --negative on the command line
   bool lambda_given = false;   // --lambda on the command line
   bool allreduce = false;      // --baseline mpi_allreduce
+  /// --exchange: the whole model (dense), or only the coordinates changed
+  /// since the last exchange (deltas; sparse data under bsp or notify_ack).
+  std::string exchange = "auto";
 };
+
+// Models at least this wide exchange deltas by default (on sparse rows,
+// under bsp or notify_ack): a dense exchange would move 16 MB per neighbour
+// and keep two such slots per in-neighbour on every member, while a step's
+// samples touch a small share of the weights (docs/trainers.md measures it).
+constexpr std::size_t delta_width = std::size_t{1} << 22;
+
+// Whether to exchange deltas (see --exchange). Under asp or ssp a skipped
+// delta would be lost, so they need an exact policy.
+bool use_deltas(const svm_options& o, bool sparse_rows, std::size_t width, const std::string& consistency) {
+  const bool exact = consistency == "bsp" || consistency == "notify_ack";
+  if (o.exchange == "deltas" && (!sparse_rows || !exact))
+    throw trainer::usage_error(
+        "--exchange deltas needs LIBSVM data (sparse rows) and --consistency bsp or notify_ack");
+  if (o.exchange == "deltas" && o.allreduce)
+    throw trainer::usage_error("--exchange deltas and --baseline mpi_allreduce do not go together");
+  return o.exchange == "deltas" ||
+         (o.exchange == "auto" && sparse_rows && exact && !o.allreduce && width >= delta_width);
+}
+
+// The most coordinates one exchange may need to send: the nonzeros of the
+// samples of one step (and the bias), from the densest rows.
+template <class Comm>
+std::size_t delta_capacity(const task& train, const settings& s, const Comm& comm) {
+  const auto& x = std::get<trainer::sparse_matrix>(train.x);
+  Eigen::Index widest = 0;
+  for (Eigen::Index r = 0; r < x.rows(); ++r)
+    widest = std::max<Eigen::Index>(widest, x.outerIndexPtr()[r + 1] - x.outerIndexPtr()[r]);
+  const std::size_t per_step = s.cb_size * comm.size() / std::max<std::size_t>(comm.view().live.size(), 1);
+  return std::min(static_cast<std::size_t>(x.cols()) + 1, per_step * static_cast<std::size_t>(widest) + 1);
+}
 
 template <class Consistency>
 trainer::row train(trainer::launcher& launch, const dml::topology::any& topology,
@@ -118,9 +156,19 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
     using clock = std::chrono::steady_clock;
     const std::size_t ranks = comm.size();
     trainer::epoch_samples mine;  // [2] its shard among the live members
-    // [3] [w, b], averaged and rescaled by the user's gather functor.
-    auto v = dml::make_vector<float>(comm, d + 1, topology, consistency,
+    // [3] [w, b], averaged and rescaled by the user's gather functor; or,
+    // exchanging deltas, a delta vector holding v of w = scale v: every
+    // member's scale is the same at every exchange (the same steps, the same
+    // folds), so averaging the v's averages the models, and only the
+    // coordinates the samples touched travel.
+    const bool deltas =
+        use_deltas(o, std::holds_alternative<trainer::sparse_matrix>(train.x), d, s.consistency);
+    auto v = dml::make_vector<float>(comm, deltas ? 1 : d + 1, topology, consistency,
                                      average_and_rescale{1.0f / std::sqrt(o.lambda)});
+    std::optional<dml::delta_vector<float, std::remove_cvref_t<decltype(comm)>, dml::topology::any,
+                                    dml::consistency::any>>
+        dv;
+    if (deltas) dv.emplace(comm, d + 1, dml::sparse{delta_capacity(train, s, comm)}, topology, consistency);
     trainer::model_mean mean(comm, d + 1, 2);
     std::size_t changes_printed = 0;  // view-change lines printed
     trainer::scaled_svm model(static_cast<Eigen::Index>(d));
@@ -129,9 +177,16 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
     std::vector<float> avg;
     std::vector<double> stats;
 
-    auto report = [&](std::size_t epoch, clock::time_point start) {  // [5]
+    // Folds the scale into v: in the delta vector too, identically on
+    // every member, so that its agreed state stays the members' common v.
+    auto fold = [&] {
+      if (dv && model.scale != 1) dv->scale(static_cast<float>(model.scale));
       model.fold();
-      const double extras[] = {static_cast<double>(v.stats().bytes_sent), v.stats().full_share()};
+    };
+    auto report = [&](std::size_t epoch, clock::time_point start) {  // [5]
+      fold();
+      const auto& vs = dv ? dv->stats() : v.stats();
+      const double extras[] = {static_cast<double>(vs.bytes_sent), vs.full_share()};
       const bool me = trainer::reports(comm);  // member 0, or the lowest survivor once it failed
       mean.average({model.v.data(), d + 1}, extras, me ? &avg : nullptr, me ? &stats : nullptr);
       seconds += std::chrono::duration<double>(clock::now() - start).count();
@@ -161,7 +216,21 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
               for (std::size_t j = k * per_step; j < (k + 1) * per_step; ++j) {  // Bottou's step
                 const auto i = static_cast<Eigen::Index>(mine.samples()[j]);
                 const float eta = static_cast<float>(1.0 / (double{o.lambda} * (t++ + t0)));
-                trainer::svm_step(model, x, i, train.y[i], eta, o.lambda);
+                if (dv) {
+                  // Fold before svm_step would (the delta vector must fold
+                  // too), then mirror the touched coordinates into it.
+                  if (std::abs(model.scale * (1.0f - eta * o.lambda)) < 1e-6) fold();
+                  trainer::svm_step(model, x, i, train.y[i], eta, o.lambda);
+                  if constexpr (std::is_same_v<std::remove_cvref_t<decltype(x)>, trainer::sparse_matrix>)
+                    for (trainer::sparse_matrix::InnerIterator it(x, i); it; ++it) {
+                      dv->span()[static_cast<std::size_t>(it.col())] = model.v[it.col()];
+                      dv->touch(static_cast<std::size_t>(it.col()));
+                    }
+                  dv->span()[d] = model.v[static_cast<Eigen::Index>(d)];
+                  dv->touch(d);
+                } else {
+                  trainer::svm_step(model, x, i, train.y[i], eta, o.lambda);
+                }
               }
             },
             train.x);
@@ -171,6 +240,12 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
         // without touching the width.
         if (ranks == 1 && !o.allreduce) {
           model.project(1.0 / std::sqrt(double{o.lambda}));
+          continue;
+        }
+        if (dv) {  // only the touched coordinates travel; the scale stays
+          dv->scatter();
+          dv->gather();
+          for (const std::uint32_t c : dv->last_changed()) model.v[c] = dv->span()[c];
           continue;
         }
         model.fold();
@@ -214,6 +289,12 @@ rank's share of the samples.
                          1/n on LIBSVM files of n training samples
                          (liblinear's default C = 1)
   --data FILE --test FILE  LIBSVM training and test files
+  --exchange HOW          dense: the whole model every --cb-size samples;
+                         deltas: only the weights the samples changed
+                         (dml::delta_vector; LIBSVM data, bsp or notify_ack;
+                         no projection; --cb-size default 64); auto
+                         (default): deltas for such data of 2^22 or more
+                         features, dense otherwise
   --baseline mpi_allreduce  replace the dml vector by MPI_Allreduce of the
                          model, then the same projection (the exact mean
                          over all processes: plain synchronous SGD, the
@@ -235,9 +316,11 @@ int main(int argc, char** argv) {
         return std::printf("%s%s", help_head, trainer::common_help) < 0 ? 1 : 0;
     s = trainer::parse(
         argc, argv, s,
-        {{"--positive", "--negative", "--lambda", "--baseline"},
+        {{"--positive", "--negative", "--lambda", "--baseline", "--exchange"},
          [&](std::string_view name, std::string_view v) {
-           if (name == "--baseline")
+           if (name == "--exchange")
+             o.exchange = trainer::parse_choice(name, v, {"auto", "dense", "deltas"});
+           else if (name == "--baseline")
              o.allreduce = trainer::parse_choice(name, v, {"mpi_allreduce"}) == "mpi_allreduce";
            else if (name == "--lambda")
              o.lambda = trainer::parse_number<float>(name, v), o.lambda_given = true;
@@ -267,7 +350,9 @@ int main(int argc, char** argv) {
       o.negative = *labels.begin();
     }
     trainer::check_model_size(train_set.name, static_cast<std::size_t>(train_set.cols()), 1);
-    trainer::check_inproc_memory(launch, s.ranks, static_cast<std::size_t>(train_set.cols()) + 1, s);
+    const bool deltas =
+        use_deltas(o, train_set.sparse(), static_cast<std::size_t>(train_set.cols()), s.consistency);
+    trainer::check_inproc_memory(launch, s.ranks, static_cast<std::size_t>(train_set.cols()) + 1, s, deltas);
     const task train = binary(train_set, o.positive, o.negative),
                test = binary(test_set, o.positive, o.negative);
     if (test.rows() == 0) throw dml::data_error(test_set.name, 0, "no test samples of the two classes");
@@ -284,7 +369,7 @@ int main(int argc, char** argv) {
           [&](const auto& x) { return trainer::svm_calibrate_eta0(x, train.y, sample, o.lambda); }, train.x);
       eta_note = " (calibrated on " + std::to_string(sample.size()) + " samples)";
     }
-    if (!s.data.empty() && !s.cb_size_given)
+    if (!s.data.empty() && !s.cb_size_given && !deltas)  // deltas need no amortizing
       s.cb_size =
           trainer::sparse_cb_size(train_set, static_cast<std::size_t>(train.rows()) / s.ranks, s.cb_size);
     if (static_cast<std::size_t>(train.rows()) / s.ranks < s.cb_size)

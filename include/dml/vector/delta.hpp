@@ -27,6 +27,7 @@
 #include <dml/fwd.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -270,13 +271,29 @@ class delta_tracker {
   }
   void clear_bit(std::size_t i) noexcept { bits_[i / 64] &= ~(std::uint64_t{1} << (i % 64)); }
 
+  // The touched list in ascending order: sorted when it is short, read off
+  // the bitset when sorting would cost more than scanning it.
+  void sort_touched() {
+    const std::size_t t = list_.size();
+    if (t < 2) return;
+    const std::size_t log_t = static_cast<std::size_t>(std::bit_width(t));
+    if (t * log_t < bits_.size()) {
+      std::sort(list_.begin(), list_.end());
+      return;
+    }
+    list_.clear();
+    for (std::size_t w = 0; w < bits_.size(); ++w)
+      for (std::uint64_t word = bits_[w]; word != 0; word &= word - 1)
+        list_.push_back(static_cast<std::uint32_t>(64 * w + static_cast<std::size_t>(std::countr_zero(word))));
+  }
+
   // One pass over the touched coordinates in ascending order: each local
   // value is read once; `list_` keeps the ones still pending.
   template <class Local>
   void collect(const Local& local, delta_set<T>& out, std::size_t capacity, bool publish) {
     check_local(local);
     out.clear();
-    std::sort(list_.begin(), list_.end());
+    sort_touched();
     std::size_t kept = 0;
     for (const std::uint32_t i : list_) {
       const T value = detail::read_local<T>(local, i);

@@ -36,6 +36,7 @@
 #include <dml/vector/representation.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -60,7 +61,7 @@ namespace detail {
 
 template <class T>
 struct delta_state {
-  explicit delta_state(std::size_t n, member_id me) : tracker(n), me(me) {}
+  explicit delta_state(std::size_t n, member_id me) : tracker(n), me(me), marks((n + 63) / 64, 0) {}
   delta_tracker<T> tracker;  // touched coordinates; published copy = the agreed state
   member_id me;
   std::size_t capacity = 0;
@@ -68,6 +69,26 @@ struct delta_state {
   delta_set<T> sent;                  // the first `capacity` pairs went out
   std::vector<std::uint32_t> coords;  // gather scratch: every coordinate changed by anyone
   std::vector<T> rest;                // gather scratch: local − agreed − own change sent, per coordinate
+  std::vector<std::uint64_t> marks;   // gather scratch: one bit per coordinate, all clear between gathers
+
+  // `coords` (with duplicates) made ascending and unique: sorted when
+  // short, read off a bitset when sorting would cost more than scanning it.
+  void unique_coords() {
+    const std::size_t m = coords.size();
+    if (m < 2) return;
+    if (m * static_cast<std::size_t>(std::bit_width(m)) < marks.size()) {
+      std::sort(coords.begin(), coords.end());
+      coords.erase(std::unique(coords.begin(), coords.end()), coords.end());
+      return;
+    }
+    for (const std::uint32_t c : coords) marks[c / 64] |= std::uint64_t{1} << (c % 64);
+    coords.clear();
+    for (std::size_t w = 0; w < marks.size(); ++w) {
+      for (std::uint64_t word = marks[w]; word != 0; word &= word - 1)
+        coords.push_back(static_cast<std::uint32_t>(64 * w + static_cast<std::size_t>(std::countr_zero(word))));
+      marks[w] = 0;
+    }
+  }
 };
 
 // The inner vector's gather functor: merges every member's change into the
@@ -92,8 +113,7 @@ struct delta_merge {
     // Every coordinate anybody changed, ascending.
     st.coords.assign(st.sent.indices.begin(), st.sent.indices.end());
     for (const auto& in : inputs) st.coords.insert(st.coords.end(), in.indices.begin(), in.indices.end());
-    std::sort(st.coords.begin(), st.coords.end());
-    st.coords.erase(std::unique(st.coords.begin(), st.coords.end()), st.coords.end());
+    st.unique_coords();
     // What this member changed and has not sent yet stays its own.
     st.rest.resize(st.coords.size());
     std::size_t s = 0;
@@ -191,6 +211,10 @@ class delta_vector {
   void diff(std::size_t first, std::size_t count) { state_->tracker.diff(span(), first, count); }
   /// Changed coordinates not sent yet (they go out with the next scatters).
   [[nodiscard]] std::size_t pending() const noexcept { return state_->tracker.touched(); }
+  /// The coordinates the last gather may have changed in span() and
+  /// agreed() (ascending): every coordinate some member sent. A trainer
+  /// that keeps its own copy of the model updates just these.
+  [[nodiscard]] std::span<const std::uint32_t> last_changed() const noexcept { return state_->coords; }
 
   /// Sets local and agreed state to `state` (every member must pass the
   /// same, e.g. an initial model), forgetting pending changes. O(length).
@@ -200,6 +224,18 @@ class delta_vector {
                          " values for a vector of " + std::to_string(size()));
     std::copy(state.begin(), state.end(), span().begin());
     state_->tracker.rebase(state);
+  }
+
+  /// Multiplies local and agreed state by `factor` (every member by the
+  /// same; e.g. folding a scale into the weights), keeping what is pending
+  /// pending. O(length).
+  void scale(T factor) {
+    for (T& x : span()) x = static_cast<T>(x * factor);
+    std::vector<T> agreed_copy(agreed().begin(), agreed().end());
+    for (T& x : agreed_copy) x = static_cast<T>(x * factor);
+    const std::vector<T> local_copy(span().begin(), span().end());
+    state_->tracker.rebase(agreed_copy);
+    state_->tracker.diff(local_copy, 0, local_copy.size());
   }
 
   /// Sends this member's changes (local − agreed of the touched

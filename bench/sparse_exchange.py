@@ -29,7 +29,7 @@ RSS = re.compile(r"Maximum resident set size \(kbytes\): ([0-9]+)")
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(description="Dense model exchange against sparse deltas in dml-svm-sgd.")
     p.add_argument("--build", default="build")
     p.add_argument("--sets", default="20:300:40000:256,24:300:100000:4096",
                    help="comma-separated BITS:NNZ:ROWS:CB (default: %(default)s)")

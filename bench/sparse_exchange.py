@@ -7,9 +7,10 @@
 #     /usr/bin/python3 bench/sparse_exchange.py            # the table in docs/trainers.md
 #     /usr/bin/python3 bench/sparse_exchange.py --sets 20:300:40000:256 --ranks 4
 #
-# A set BITS:NNZ:ROWS:CB is written by examples/gen_sparse (2^BITS features,
-# about NNZ nonzeros per row, ROWS training rows) and trained for --epochs
-# with --cb-size CB both ways. A step is one exchange: CB samples per rank
+# A set BITS:NNZ:ROWS:CB[:HOW] is written by examples/gen_sparse (2^BITS
+# features, about NNZ nonzeros per row, ROWS training rows) and trained for
+# --epochs with --cb-size CB both ways, or only HOW (dense or deltas: a
+# dense exchange every 64 samples at 2^24 features would move 3.8 GB a step). A step is one exchange: CB samples per rank
 # between two. "bytes/step" is what all members sent in one step together
 # (the trainer's bytes column over the steps); "ms/step" the trainer's own
 # training seconds over the steps (loading and evaluation excluded); "peak
@@ -31,8 +32,8 @@ RSS = re.compile(r"Maximum resident set size \(kbytes\): ([0-9]+)")
 def main():
     p = argparse.ArgumentParser(description="Dense model exchange against sparse deltas in dml-svm-sgd.")
     p.add_argument("--build", default="build")
-    p.add_argument("--sets", default="20:300:40000:256,24:300:100000:4096",
-                   help="comma-separated BITS:NNZ:ROWS:CB (default: %(default)s)")
+    p.add_argument("--sets", default="20:300:40000:256,24:300:100000:4096,24:300:100000:64:deltas",
+                   help="comma-separated BITS:NNZ:ROWS:CB[:HOW] (default: %(default)s)")
     p.add_argument("--ranks", type=int, default=8)
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--workdir", default=None, help="where the data files go (default: a temporary folder)")
@@ -47,17 +48,21 @@ def main():
     print("| features | nnz/row | cb-size | exchange | bytes/step | ms/step | peak RSS | accuracy |")
     print("|---:|---:|---:|---|---:|---:|---:|---:|")
     for spec in a.sets.split(","):
+        fields = spec.split(":")
+        only = fields.pop() if len(fields) == 5 else None
         try:
-            bits, nnz, rows, cb = (int(x) for x in spec.split(":"))
+            bits, nnz, rows, cb = (int(x) for x in fields)
         except ValueError:
-            print(f"sparse_exchange.py: bad set '{spec}' (BITS:NNZ:ROWS:CB)", file=sys.stderr)
+            only = "bad"
+        if only not in (None, "dense", "deltas"):
+            print(f"sparse_exchange.py: bad set '{spec}' (BITS:NNZ:ROWS:CB[:dense|deltas])", file=sys.stderr)
             return 2
         prefix = os.path.join(workdir, f"s{bits}-{nnz}-{rows}")
         if not os.path.exists(prefix + ".train"):
             subprocess.run([gen, "--out", prefix, "--bits", str(bits), "--nnz", str(nnz), "--rows", str(rows)],
                            check=True, stdout=subprocess.DEVNULL)
         steps = a.epochs * (rows // a.ranks // cb)
-        for how in ("dense", "deltas"):
+        for how in [only] if only else ["dense", "deltas"]:
             cmd = ["/usr/bin/time", "-v", svm, "--ranks", str(a.ranks), "--data", prefix + ".train", "--test",
                    prefix + ".test", "--epochs", str(a.epochs), "--cb-size", str(cb), "--exchange", how]
             r = subprocess.run(cmd, capture_output=True, text=True)

@@ -7,6 +7,7 @@
 // REQUIREs: a rank that left a case early would leave the others waiting in
 // its next collective. REQUIREs come after the last collective of a case or
 // assert a result every rank shares.
+#include "comm/laws.hpp"
 #include "mpi/support.hpp"
 #include "support/catch.hpp"
 
@@ -49,107 +50,19 @@ std::uint64_t sum(const std::vector<std::uint64_t>& xs) {
   return s;
 }
 
-std::vector<std::byte> pattern(std::size_t bytes, unsigned seed) {
-  std::vector<std::byte> p(bytes);
-  for (std::size_t i = 0; i < bytes; ++i) p[i] = static_cast<std::byte>((i * 131 + seed * 17 + 1) % 251 + 1);
-  return p;
-}
-
 }  // namespace
 
-TEST_CASE("transport: rank, size, view, exchange and barrier", "[transport]") {
+TEST_CASE("transport laws (test/comm/laws.hpp)", "[transport]") {
   auto& c = world();
   int n = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   CHECK(c.size() == static_cast<std::size_t>(n));
-  CHECK(c.rank() < c.size());
-  const auto v = c.view();
-  CHECK(v.live.size() == c.size());
-  for (dml::member_id m = 0; m < c.size(); ++m) {
-    CHECK(v.live[m] == m);
-    CHECK(c.alive(m));
-  }
-  CHECK_FALSE(c.alive(c.size()));
-  // Records of different lengths, some empty.
-  for (int repeat = 0; repeat < 3; ++repeat) {
-    const std::vector<std::byte> mine(c.rank() % 3 == 0 ? 0 : c.rank() + 5 + repeat,
-                                      static_cast<std::byte>(c.rank() + 1));
-    const auto all = c.exchange(mine);
-    CHECK(all.size() == c.size());
-    for (dml::member_id m = 0; m < c.size(); ++m) {
-      CHECK(all[m].size() == (m % 3 == 0 ? 0 : m + 5 + repeat));
-      for (auto b : all[m]) CHECK(b == static_cast<std::byte>(m + 1));
-    }
-    c.barrier();
-  }
-}
-
-TEST_CASE("transport: puts land zero padded and in order; atomics return the previous value", "[transport]") {
-  auto& c = world();
-  const auto n = c.size();
-  const auto me = c.rank();
-  const auto next = (me + 1) % n;
-  const auto prev = (me + n - 1) % n;
-  {
-    // Sizes differ per member: control words sit after each member's data.
-    auto s = c.create_segment(4 + me, 2 + me);
-    for (dml::member_id m = 0; m < n; ++m) CHECK(s.words(m) == 4 + m);
-    for (std::size_t w = 0; w < s.words(me); ++w) CHECK(s.load(w) == 0);
-    for (std::size_t w = 0; w < 2 + me; ++w) CHECK(s.load_control(w) == 0);
-    c.barrier();  // before anyone writes
-
-    // 16 bytes of 0xff, then 13 bytes over them: the last 3 bytes of the
-    // second word must read as zero (a partial last word is zero padded).
-    const std::vector<std::byte> ones(16, std::byte{0xff});
-    const auto p = pattern(13, static_cast<unsigned>(me));
-    s.put(next, 1, ones);
-    s.order(next);
-    s.put(next, 1, p);
-    s.flush(next);
-    // One writer per control word: the old values are deterministic.
-    CHECK(s.fetch_add(next, 0, me + 1) == 0);
-    CHECK(s.fetch_add(next, 0, me + 1) == me + 1);
-    (void)s.fetch_add(0, 1, 1);  // everyone adds to member 0's word 1
-    s.flush_all();
-    c.barrier();
-
-    s.sync();
-    std::array<std::byte, 16> got{};
-    s.read(1, got);
-    const auto want = pattern(13, static_cast<unsigned>(prev));
-    CHECK(std::equal(want.begin(), want.end(), got.begin()));
-    for (std::size_t i = 13; i < 16; ++i) CHECK(got[i] == std::byte{0});
-    CHECK(s.load(0) == 0);
-    CHECK(s.load_control(0) == 2 * (prev + 1));
-    if (me == 0) CHECK(s.load_control(1) == n);
-
-    // Out of range: an error before anything is sent, on every member.
-    const std::array<std::byte, 1> one{};
-    CHECK_THROWS_AS(s.put(next, s.words(next), one), dml::comm_error);
-    CHECK_THROWS_AS(s.put(next, 0, std::vector<std::byte>(8 * s.words(next) + 1)), dml::comm_error);
-    CHECK_THROWS_AS(s.fetch_add(next, 2 + next, 1), dml::comm_error);
-    CHECK_THROWS_AS(s.read(s.words(me) - 1, std::span(got)), dml::comm_error);
-    CHECK_THROWS_AS(s.load(s.words(me)), dml::comm_error);
-    CHECK_THROWS_AS(s.load_control(2 + me), dml::comm_error);
-    c.barrier();
-  }
-  {
-    // A put larger than the two-sided transport sends eagerly (and than any
-    // MPI eager limit), with a partial last word.
-    constexpr std::size_t words = 40'000;
-    auto s = c.create_segment(words, 1);
-    const auto p = pattern(8 * words - 3, static_cast<unsigned>(me));
-    s.put(next, 0, p);
-    s.flush(next);
-    c.barrier();
-    std::vector<std::byte> got(8 * words);
-    s.sync();
-    s.read(0, got);
-    const auto want = pattern(8 * words - 3, static_cast<unsigned>(prev));
-    CHECK(std::equal(want.begin(), want.end(), got.begin()));
-    CHECK(got[8 * words - 1] == std::byte{0});
-    c.barrier();
-  }
+  comm_laws::outcome out;
+  comm_laws::all(c, out);
+  int total = 0;
+  for (int b : mpi_test::all_values(c, out.broken)) total += b;
+  INFO(mpi_test::first_message(c, out.first));
+  REQUIRE(total == 0);
 }
 
 TEST_CASE("transport: contexts over MPI_Comm, Boost.MPI and split communicators", "[transport]") {

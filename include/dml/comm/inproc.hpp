@@ -239,10 +239,15 @@ class segment {
   std::uint64_t fetch_add(member_id target, std::size_t control_word, std::uint64_t value);
 
   [[nodiscard]] std::uint64_t load(std::size_t word) const {
-    return std::atomic_ref<std::uint64_t>(own().data.at(word)).load(std::memory_order_acquire);
+    check_range(own_, word, 8);
+    return std::atomic_ref<std::uint64_t>(own().data[word]).load(std::memory_order_acquire);
   }
   [[nodiscard]] std::uint64_t load_control(std::size_t word) const {
-    return std::atomic_ref<std::uint64_t>(own().control.at(word)).load(std::memory_order_acquire);
+    auto& control = own().control;
+    if (word >= control.size())
+      throw comm_error("dml::comm::inproc: control word " + std::to_string(word) + " is outside the own " +
+                       std::to_string(control.size()) + " control words");
+    return std::atomic_ref<std::uint64_t>(control[word]).load(std::memory_order_acquire);
   }
   void read(std::size_t word, std::span<std::byte> out) const {
     check_range(own_, word, out.size());

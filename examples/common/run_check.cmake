@@ -2,8 +2,9 @@
 # Runs one trainer for ctest: exact exit code, stdout and stderr matched
 # separately (ctest's PASS_REGULAR_EXPRESSION ignores the exit code, so a
 # sanitizer report at exit would pass). A run expected to succeed must leave
-# stderr empty; one expected to fail must leave stdout empty unless
-# STDOUT_REGEX says what it prints before failing. With CHECK_LOSS or
+# stderr empty but for dml's timing-dependent advice line; one expected to
+# fail must leave stdout empty unless STDOUT_REGEX says what it prints
+# before failing. With CHECK_LOSS or
 # MAX_LOSS the final loss must be below the untrained model's (the 'epoch 0'
 # line, whose loss column is named LOSS_NAME, default "loss") and below
 # MAX_LOSS if given. With MIN_ACCURACY the 'final:' line's accuracy must
@@ -16,7 +17,11 @@ message("exit code: ${rc}\n--- stdout ---\n${out}--- stderr ---\n${err}---------
 if(NOT rc STREQUAL EXPECT_EXIT)
   message(FATAL_ERROR "expected exit code ${EXPECT_EXIT}, got ${rc}")
 endif()
-if(EXPECT_EXIT STREQUAL "0" AND NOT err STREQUAL "")
+# The advice line a vector prints when communication dominates depends on
+# the machine's load, not on the trainer: it is tested in
+# test/vector/advice.cpp and allowed here; anything else on stderr is not.
+string(REGEX REPLACE "(^|\n)dml: advice for a vector [^\n]*\n" "\\1" err_other "${err}")
+if(EXPECT_EXIT STREQUAL "0" AND NOT err_other STREQUAL "")
   message(FATAL_ERROR "expected nothing on stderr")
 elseif(NOT EXPECT_EXIT STREQUAL "0" AND "${STDOUT_REGEX}" STREQUAL "" AND NOT out STREQUAL "")
   message(FATAL_ERROR "expected nothing on stdout when failing")

@@ -73,6 +73,12 @@ def parse_args():
     p.add_argument("--within", type=float, default=None, metavar="SECONDS",
                    help="kill in the first SECONDS of the run instead of anywhere in it "
                    "(to stress start-up)")
+    p.add_argument("--last", type=float, default=None, metavar="SECONDS",
+                   help="kill in the last SECONDS of the run instead of anywhere in it "
+                   "(to stress the last report, the final line and shut-down)")
+    p.add_argument("--victim", type=int, default=None, metavar="RANK",
+                   help="always kill this member (default: a random one per run; 0 is the "
+                   "reporting member)")
     p.add_argument("--mpirun", default="mpirun")
     p.add_argument("--table", help="also write the summary as Markdown to this file")
     p.add_argument("args", nargs=argparse.REMAINDER, help="-- then the trainer's own options")
@@ -81,6 +87,10 @@ def parse_args():
         a.args = a.args[1:]
     if a.ranks < 2 or a.runs < 1:
         p.error("--ranks must be at least 2 and --runs at least 1")
+    if a.within is not None and a.last is not None:
+        p.error("--within and --last exclude each other")
+    if a.victim is not None and not 0 <= a.victim < a.ranks:
+        p.error(f"--victim {a.victim}: there are only {a.ranks} ranks")
     if not os.access(a.trainer, os.X_OK):
         p.error(f"--trainer {a.trainer} is not an executable")
     if a.mode == "mpi" and not any(os.access(os.path.join(d, a.mpirun), os.X_OK)
@@ -246,7 +256,12 @@ def main():
     failures = 0
     for i in range(a.runs):
         victim = rng.randrange(a.ranks)
-        at = rng.uniform(0, min(total, a.within) if a.within else total)
+        if a.victim is not None:
+            victim = a.victim
+        if a.last is not None:
+            at = rng.uniform(max(0.0, total - a.last), total)
+        else:
+            at = rng.uniform(0, min(total, a.within) if a.within else total)
         run = Run(a, victim, at).go(limit)
         outcome, detail = classify(a, run, reference)
         counts[outcome] = counts.get(outcome, 0) + 1

@@ -9,6 +9,8 @@
 
 #include <dml/data.hpp>
 #include <dml/dml.hpp>
+#include <dml/fault/membership.hpp>
+#include <dml/io.hpp>
 #include <dml/vector/eigen.hpp>
 
 #include "launcher.hpp"
@@ -21,9 +23,11 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <initializer_list>
 #include <span>
@@ -467,14 +471,6 @@ struct row {
   double seconds = 0, loss = 0, quality = 0, bytes = 0, full_share = 0;
 };
 
-/// Whether this member evaluates and prints: the lowest-ranked live one, so
-/// that a run whose member 0 failed still reports.
-template <class Comm>
-[[nodiscard]] bool reports(const Comm& comm) {
-  const auto view = comm.view();
-  return !view.live.empty() && comm.rank() == view.live.front();
-}
-
 /// [2] This member's samples, epoch by epoch: its shard among the live
 /// members of the current view, so after a failure the survivors take over
 /// the dead member's samples and every sample is still used once per epoch.
@@ -564,18 +560,63 @@ class progress {
   row last_;
 };
 
-/// Prints the 'final:' line from the member that holds the report (under
-/// MPI one process does; the others print nothing). In-process, a run in
-/// which no member finished every epoch is an error, not a quiet exit 0.
+/// The 'final:' line, the one line scripts read (scripts/kill-driver.py,
+/// compare_runs.cmake).
+inline void print_final(const row& r, const char* quality_name) {
+  std::printf("final: %s=%.4f loss=%.5f seconds=%.3f bytes=%.0f epochs=%zu\n", quality_name, r.quality,
+              r.loss, r.seconds, r.bytes, r.epoch);
+  std::fflush(stdout);
+}
+
+/// Fault injection for the tests of report_final: under MPI, the member
+/// named by the environment variable DML_EXAMPLES_DIE_BEFORE_FINAL, when
+/// it is the reporting member, ends its process with SIGKILL where it would
+/// print the 'final:' line -- after the last report's collectives, the
+/// moment a kill from outside hits only by chance.
+inline void die_here_if_asked(dml::member_id rank) {
+  const char* v = std::getenv("DML_EXAMPLES_DIE_BEFORE_FINAL");
+  if (v == nullptr || *v == '\0' || std::to_string(rank) != v) return;
+  std::fflush(stdout);
+  std::raise(SIGKILL);
+}
+
+/// Under MPI, at the end of the run body, on every member: prints the
+/// 'final:' line so that it survives the reporting member. Each process
+/// holds only its own results, so the reporting member prints `last` here,
+/// and then every member meets in dml::fault::barrier, which survives
+/// failures; a member that became the reporter in it (the old one died
+/// after the last report) evaluates the averaged model -- after the last
+/// report every member holds it -- with `evaluate()` and prints the line
+/// itself. When the old reporter died after printing, the line appears
+/// twice; both describe the same model, and scripts take the last one.
+/// In-process the members share `last` and main() prints it once (finish);
+/// this does nothing.
+template <class Comm, class Evaluate>
+void report_final(const launcher& launch, Comm& comm, const settings& s, row& last, const char* quality_name,
+                  Evaluate&& evaluate) {
+  if (launch.in_process()) return;
+  bool printed = false;
+  auto print_if_reporter = [&] {
+    if (!dml::io::leader(comm)) return;
+    die_here_if_asked(comm.rank());
+    if (last.epoch != s.epochs) last = evaluate();  // took over from a reporter that died
+    print_final(last, quality_name);
+    printed = true;
+  };
+  print_if_reporter();
+  dml::fault::barrier(comm);
+  if (!printed) print_if_reporter();
+}
+
+/// In-process: prints the 'final:' line once, from the row the members
+/// share; a run in which no member finished every epoch is an error, not a
+/// quiet exit 0. Under MPI report_final printed it inside the run.
 inline void finish(const launcher& launch, const settings& s, const row& r, const char* quality_name) {
-  if (r.epoch == s.epochs) {
-    std::printf("final: %s=%.4f loss=%.5f seconds=%.3f bytes=%.0f epochs=%zu\n", quality_name, r.quality,
-                r.loss, r.seconds, r.bytes, s.epochs);
-    std::fflush(stdout);
-  } else if (launch.in_process()) {
+  if (!launch.in_process()) return;
+  if (r.epoch != s.epochs)
     throw std::runtime_error("the run did not complete: no member finished epoch " +
                              std::to_string(s.epochs));
-  }
+  print_final(r, quality_name);
 }
 
 /// The shared part of the help text.

@@ -75,22 +75,29 @@ trainer::row train(trainer::launcher& launch, const settings& s, std::size_t bat
     double seconds = 0;
 
     using clock = std::chrono::steady_clock;
+    // The row of the averaged model in avg (and the statistics in stats).
+    auto evaluate_row = [&](std::size_t epoch) {
+      const trainer::const_weights m(avg.data(), rows, cols);
+      const double loss =
+          train.visit([&](const auto& x) { return trainer::softmax_evaluate(m, x, train.y); }).first;
+      const double accuracy =
+          test.visit([&](const auto& x) { return trainer::softmax_evaluate(m, x, test.y); }).second;
+      return trainer::row{epoch, seconds, loss, accuracy, stats[0] * static_cast<double>(ranks), stats[1]};
+    };
     // [5] Once per epoch: average the replicas and statistics over all ranks
     // (a barrier), stop the clock -- `seconds` is wall time until every rank
-    // has finished the epoch -- and let rank 0 evaluate while the others wait.
+    // has finished the epoch -- and let one member evaluate while the others
+    // wait. After the last epoch every member keeps the average (under MPI
+    // another one may have to report it: trainer::report_final).
     auto report = [&](std::size_t epoch, clock::time_point start) {
       const double extras[] = {static_cast<double>(v.stats().bytes_sent), v.stats().full_share()};
-      const bool me = trainer::reports(comm);  // member 0, or the lowest survivor once it failed
-      mean.average(storage, extras, me ? &avg : nullptr, me ? &stats : nullptr);
+      const bool me = dml::io::leader(comm);  // member 0, or the lowest survivor once it failed
+      const bool keep = me || (epoch == s.epochs && !launch.in_process());
+      mean.average(storage, extras, keep ? &avg : nullptr, keep ? &stats : nullptr);
       seconds += std::chrono::duration<double>(clock::now() - start).count();
       if (me) {
         trainer::print_view_changes(comm, changes_printed);
-        const trainer::const_weights m(avg.data(), rows, cols);
-        const double loss =
-            train.visit([&](const auto& x) { return trainer::softmax_evaluate(m, x, train.y); }).first;
-        const double accuracy =
-            test.visit([&](const auto& x) { return trainer::softmax_evaluate(m, x, test.y); }).second;
-        last = {epoch, seconds, loss, accuracy, stats[0] * static_cast<double>(ranks), stats[1]};
+        last = evaluate_row(epoch);
         out.add(last);
       }
       mean.barrier();
@@ -125,6 +132,10 @@ trainer::row train(trainer::launcher& launch, const settings& s, std::size_t bat
       }
       report(epoch, start);
     }
+    trainer::report_final(launch, comm, s, last, "accuracy", [&] {
+      trainer::print_view_changes(comm, changes_printed);
+      return evaluate_row(s.epochs);
+    });
   });
   return last;
 }

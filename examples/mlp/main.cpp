@@ -130,6 +130,25 @@ trainer::row train(trainer::launcher& launch, const settings& s, std::size_t ave
     double seconds = 0;
     std::size_t step = 0;
 
+    // The row of the averaged model and statistics in `mean` (every member
+    // holds them after a report).
+    auto evaluate_row = [&](std::size_t epoch) {
+      const auto all = mean.eigen();
+      net avg = model;
+      std::size_t at = 0;
+      for (auto& l : avg)
+        for (float& x : l.p) x = static_cast<float>(all[static_cast<Eigen::Index>(at++)]);
+      // The training loss over the first 10000 samples: a full pass would
+      // cost a third of an epoch.
+      const double loss = evaluate(avg, train, 10000).first,
+                   accuracy = evaluate(avg, test, test.x.rows()).second;
+      return trainer::row{epoch,
+                          seconds,
+                          loss,
+                          accuracy,
+                          all[static_cast<Eigen::Index>(total)] * static_cast<double>(ranks),
+                          all[static_cast<Eigen::Index>(total + 1)]};
+    };
     auto report = [&](std::size_t epoch, clock::time_point start) {  // [5]
       auto all = mean.eigen();
       std::size_t at = 0;
@@ -145,22 +164,9 @@ trainer::row train(trainer::launcher& launch, const settings& s, std::size_t ave
       mean.scatter();
       mean.gather();
       seconds += std::chrono::duration<double>(clock::now() - start).count();
-      if (trainer::reports(comm)) {  // member 0, or the lowest survivor once it failed
+      if (dml::io::leader(comm)) {  // member 0, or the lowest survivor once it failed
         trainer::print_view_changes(comm, changes_printed);
-        net avg = model;
-        at = 0;
-        for (auto& l : avg)
-          for (float& x : l.p) x = static_cast<float>(all[static_cast<Eigen::Index>(at++)]);
-        // The training loss over the first 10000 samples: a full pass would
-        // cost a third of an epoch.
-        const double loss = evaluate(avg, train, 10000).first,
-                     accuracy = evaluate(avg, test, test.x.rows()).second;
-        last = {epoch,
-                seconds,
-                loss,
-                accuracy,
-                all[static_cast<Eigen::Index>(total)] * static_cast<double>(ranks),
-                all[static_cast<Eigen::Index>(total + 1)]};
+        last = evaluate_row(epoch);
         out.add(last);
       }
       mean.barrier();
@@ -201,6 +207,10 @@ trainer::row train(trainer::launcher& launch, const settings& s, std::size_t ave
       }
       report(epoch, start);
     }
+    trainer::report_final(launch, comm, s, last, "accuracy", [&] {
+      trainer::print_view_changes(comm, changes_printed);
+      return evaluate_row(s.epochs);
+    });
   });
   return last;
 }

@@ -128,22 +128,29 @@ trainer::row train(trainer::launcher& launch, const settings& s, const svm_optio
     std::vector<float> avg;
     std::vector<double> stats;
 
+    // The row of the averaged model in avg (and the statistics in stats).
+    auto evaluate_row = [&](std::size_t epoch) {
+      const Eigen::VectorXf w =
+          Eigen::Map<const Eigen::VectorXf>(avg.data(), static_cast<Eigen::Index>(d + 1));
+      return trainer::row{epoch,
+                          seconds,
+                          evaluate(w, train, o.lambda).first,
+                          evaluate(w, test, o.lambda).second,
+                          stats[0] * static_cast<double>(ranks),
+                          stats[1]};
+    };
     auto report = [&](std::size_t epoch, clock::time_point start) {  // [5]
       model.fold();
       const double extras[] = {static_cast<double>(v.stats().bytes_sent), v.stats().full_share()};
-      const bool me = trainer::reports(comm);  // member 0, or the lowest survivor once it failed
-      mean.average({model.v.data(), d + 1}, extras, me ? &avg : nullptr, me ? &stats : nullptr);
+      const bool me = dml::io::leader(comm);  // member 0, or the lowest survivor once it failed
+      // After the last epoch every member keeps the average: under MPI
+      // another one may have to report it (trainer::report_final).
+      const bool keep = me || (epoch == s.epochs && !launch.in_process());
+      mean.average({model.v.data(), d + 1}, extras, keep ? &avg : nullptr, keep ? &stats : nullptr);
       seconds += std::chrono::duration<double>(clock::now() - start).count();
       if (me) {
         trainer::print_view_changes(comm, changes_printed);
-        const Eigen::VectorXf w =
-            Eigen::Map<const Eigen::VectorXf>(avg.data(), static_cast<Eigen::Index>(d + 1));
-        last = {epoch,
-                seconds,
-                evaluate(w, train, o.lambda).first,
-                evaluate(w, test, o.lambda).second,
-                stats[0] * static_cast<double>(ranks),
-                stats[1]};
+        last = evaluate_row(epoch);
         out.add(last);
       }
       mean.barrier();
@@ -188,6 +195,10 @@ trainer::row train(trainer::launcher& launch, const settings& s, const svm_optio
       }
       report(epoch, start);
     }
+    trainer::report_final(launch, comm, s, last, "accuracy", [&] {
+      trainer::print_view_changes(comm, changes_printed);
+      return evaluate_row(s.epochs);
+    });
   });
   return last;
 }

@@ -8,6 +8,8 @@
 #include <dml/comm/inproc.hpp>
 #include <dml/io.hpp>
 
+#include "cli.hpp"
+
 #if DML_EXAMPLES_MPI
 #include <dml/comm/mpi.hpp>
 #include <dml/comm/mpi_rma.hpp>
@@ -27,9 +29,7 @@
 namespace trainer {
 
 /// A bad command line: main() prints it and exits with code 2.
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using usage_error = cli::usage_error;
 
 /// Where the ranks run: `ranks` threads of this process (inproc), or this
 /// process as one rank of an MPI job (mpi_rma, mpi). Construct it after

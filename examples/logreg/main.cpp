@@ -162,8 +162,8 @@ std::size_t libsvm_classes(sample_set& train, sample_set& test) {
   return std::max(2, top + 1);
 }
 
-constexpr const char* help_head = R"(usage: dml-logreg [options]
-Trains softmax regression by minibatch SGD, data parallel over ranks that
+constexpr const char* description =
+    R"(Trains softmax regression by minibatch SGD, data parallel over ranks that
 average their models with a dml distributed vector after every --cb-size
 examples. Data: Fashion-MNIST (pixels scaled to [0, 1], 10 classes) or
 LIBSVM files of up to 2^26 features, kept as sparse rows (a step costs the
@@ -175,16 +175,7 @@ length) on LIBSVM files (about the same product as 0.2 on Fashion-MNIST's
 pixels; 16 for unit-length rows). Epoch e steps with lr / sqrt(e).
 --cb-size defaults to 256; on LIBSVM files to the power of two >= features /
 (4 x mean nonzeros per row) if that is larger (each exchange moves the
-whole dense model), at most a rank's share of the samples.
-  --data FILE --test FILE  LIBSVM training and test files
-  --batch N              examples per SGD step, default 32; --cb-size
-                         (default 256) examples per rank between model
-                         averages: cb-size / batch local steps
-  --baseline mpi_allreduce  replace the dml vector by MPI_Allreduce of the
-                         model (the exact mean over all processes: plain
-                         synchronous SGD, the benchmarks' baseline); needs
-                         --transport mpi_rma or mpi
-)";
+whole dense model), at most a rank's share of the samples.)";
 
 }  // namespace
 
@@ -194,22 +185,22 @@ int main(int argc, char** argv) {
   s.cb_size = 256;
   s.lr = 0.2f;
   std::size_t batch = 32;  // examples per SGD step
-  bool allreduce = false;  // --baseline mpi_allreduce
-  try {
-    for (int i = 1; i < argc; ++i)
-      if (std::string_view(argv[i]) == "--help")
-        return std::printf("%s%s", help_head, trainer::common_help) < 0 ? 1 : 0;
-    s = trainer::parse(argc, argv, s,
-                       {{"--batch", "--baseline"}, [&](std::string_view name, std::string_view v) {
-                          if (name == "--baseline")
-                            allreduce = trainer::parse_choice(name, v, {"mpi_allreduce"}) == "mpi_allreduce";
-                          else
-                            batch = trainer::parse_number<std::size_t>(name, v);
-                        }});
-  } catch (const trainer::usage_error& e) {
-    std::fprintf(stderr, "dml-logreg: %s (see --help)\n", e.what());
-    return 2;
-  }
+  std::string baseline;    // --baseline mpi_allreduce
+  const auto app = trainer::command_line("dml-logreg", description, s);
+  app->add_option(
+         "--batch", batch,
+         "examples per SGD step, default 32; --cb-size\n(default 256) examples per rank between model\n"
+         "averages: cb-size / batch local steps")
+      ->option_text("N")
+      ->check(cli::whole_number());
+  app->add_option(
+         "--baseline", baseline,
+         "mpi_allreduce: replace the dml vector by MPI_Allreduce\nof the model (the exact mean over all "
+         "processes:\nplain synchronous SGD, the benchmarks' baseline);\nneeds --transport mpi_rma or mpi")
+      ->option_text("NAME")
+      ->check(cli::one_of({"mpi_allreduce"}));
+  if (const auto exit = trainer::parse(*app, argc, argv, s)) return *exit;
+  const bool allreduce = baseline == "mpi_allreduce";
   try {
     // starts MPI for --transport mpi_rma / mpi
     trainer::launcher launch(s.transport, s.ranks, argc, argv, trainer::planned_kills(s));

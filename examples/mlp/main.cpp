@@ -215,14 +215,12 @@ trainer::row train(trainer::launcher& launch, const settings& s, std::size_t ave
   return last;
 }
 
-constexpr const char* help_head = R"(usage: dml-mlp [options]
-Trains a 784-256-10 network (ReLU, softmax) on Fashion-MNIST by minibatch SGD,
+constexpr const char* description =
+    R"(Trains a 784-256-10 network (ReLU, softmax) on Fashion-MNIST by minibatch SGD,
 data parallel over ranks: gradients are averaged after every
 --cb-size examples per rank (the minibatch), whole models every
 --average-every steps. --lr defaults to 0.1 x sqrt(ranks): a step of R ranks
-sees a batch R times larger.
-  --average-every N      steps between model averages, default 8
-)";
+sees a batch R times larger.)";
 
 }  // namespace
 
@@ -232,18 +230,14 @@ int main(int argc, char** argv) {
   s.cb_size = 32;
   s.lr = 0.1f;
   std::size_t average_every = 8;
-  try {
-    for (int i = 1; i < argc; ++i)
-      if (std::string_view(argv[i]) == "--help")
-        return std::printf("%s%s", help_head, trainer::common_help) < 0 ? 1 : 0;
-    s = trainer::parse(argc, argv, s, {{"--average-every"}, [&](std::string_view name, std::string_view v) {
-                                         average_every = trainer::parse_number<std::size_t>(name, v);
-                                       }});
-    if (!s.data.empty()) throw trainer::usage_error("dml-mlp trains on Fashion-MNIST only (no --data)");
-  } catch (const trainer::usage_error& e) {
-    std::fprintf(stderr, "dml-mlp: %s (see --help)\n", e.what());
-    return 2;
-  }
+  const auto app = trainer::command_line("dml-mlp", description, s);
+  app->add_option("--average-every", average_every, "steps between model averages, default 8")
+      ->option_text("N")
+      ->check(cli::whole_number());
+  if (const auto exit = trainer::parse(*app, argc, argv, s, [&] {
+        if (!s.data.empty()) throw trainer::usage_error("dml-mlp trains on Fashion-MNIST only (no --data)");
+      }))
+    return *exit;
   try {
     // starts MPI for --transport mpi_rma / mpi
     trainer::launcher launch(s.transport, s.ranks, argc, argv, trainer::planned_kills(s));

@@ -203,8 +203,8 @@ trainer::row train(trainer::launcher& launch, const settings& s, const svm_optio
   return last;
 }
 
-constexpr const char* help_head = R"(usage: dml-svm-sgd [options]
-Trains a linear SVM (hinge loss, L2 regularization) by SGD with Bottou's
+constexpr const char* description =
+    R"(Trains a linear SVM (hinge loss, L2 regularization) by SGD with Bottou's
 step eta_t = 1 / (lambda (t + t0)), eta_0 = --lr, data parallel over
 ranks that average their models, projected into the ball
 |w| <= 1/sqrt(lambda), after every --cb-size samples. Data: Fashion-MNIST
@@ -215,21 +215,7 @@ that lowers the objective most in one pass over 1000 training samples
 (powers of 2 from 1), as Bottou's svmsgd chooses it. --cb-size: 64; on
 LIBSVM files by default the power of two >= features / (4 x mean nonzeros
 per row) if larger (each exchange moves the whole dense model), at most a
-rank's share of the samples.
-  --positive N           the +1 class, default 0 (T-shirt/top); for a LIBSVM
-                         file of two labels, the larger one
-  --negative N|rest      the -1 class, default 6 (shirt); rest: all others;
-                         for a LIBSVM file of two labels, the smaller one
-  --lambda X             regularization, default 1e-3 on Fashion-MNIST and
-                         1/n on LIBSVM files of n training samples
-                         (liblinear's default C = 1)
-  --data FILE --test FILE  LIBSVM training and test files
-  --baseline mpi_allreduce  replace the dml vector by MPI_Allreduce of the
-                         model, then the same projection (the exact mean
-                         over all processes: plain synchronous SGD, the
-                         benchmarks' baseline); needs --transport mpi_rma
-                         or mpi
-)";
+rank's share of the samples.)";
 
 }  // namespace
 
@@ -239,29 +225,46 @@ int main(int argc, char** argv) {
   s.cb_size = 64;
   s.lr = 0.001f;
   svm_options o;
-  try {
-    for (int i = 1; i < argc; ++i)
-      if (std::string_view(argv[i]) == "--help")
-        return std::printf("%s%s", help_head, trainer::common_help) < 0 ? 1 : 0;
-    s = trainer::parse(
-        argc, argv, s,
-        {{"--positive", "--negative", "--lambda", "--baseline"},
-         [&](std::string_view name, std::string_view v) {
-           if (name == "--baseline")
-             o.allreduce = trainer::parse_choice(name, v, {"mpi_allreduce"}) == "mpi_allreduce";
-           else if (name == "--lambda")
-             o.lambda = trainer::parse_number<float>(name, v), o.lambda_given = true;
-           else if (name == "--negative" && v == "rest")
-             o.negative = rest, o.classes_given = true;
-           else
-             (name == "--positive" ? o.positive : o.negative) = trainer::parse_number<int>(name, v, -1000000),
-                                                  o.classes_given = true;
-         }});
-    if (o.positive == o.negative) throw trainer::usage_error("--positive and --negative name the same class");
-  } catch (const trainer::usage_error& e) {
-    std::fprintf(stderr, "dml-svm-sgd: %s (see --help)\n", e.what());
-    return 2;
-  }
+  std::string negative, baseline;
+  const auto app = trainer::command_line("dml-svm-sgd", description, s);
+  app->add_option("--positive", o.positive,
+                  "the +1 class, default 0 (T-shirt/top); for a LIBSVM\nfile of two labels, the larger one")
+      ->option_text("N")
+      ->check(cli::whole_number<int>(-1000000));
+  app->add_option(
+         "--negative", negative,
+         "the -1 class, default 6 (shirt); rest: all others;\nfor a LIBSVM file of two labels, the smaller "
+         "one")
+      ->option_text("N|rest")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return v == "rest" || cli::to_number<int>(v, -1000000)
+                       ? std::string()
+                       : "needs a whole number >= -1000000 or 'rest', got '" + v + "'";
+          },
+          "N|rest"));
+  app->add_option(
+         "--lambda", o.lambda,
+         "regularization, default 1e-3 on Fashion-MNIST and\n1/n on LIBSVM files of n training samples\n"
+         "(liblinear's default C = 1)")
+      ->option_text("X")
+      ->check(cli::positive_number<float>());
+  app->add_option(
+         "--baseline", baseline,
+         "mpi_allreduce: replace the dml vector by MPI_Allreduce\nof the model, then the same projection "
+         "(the exact\nmean over all processes: plain synchronous SGD, the\nbenchmarks' baseline); needs "
+         "--transport mpi_rma\nor mpi")
+      ->option_text("NAME")
+      ->check(cli::one_of({"mpi_allreduce"}));
+  if (const auto exit = trainer::parse(*app, argc, argv, s, [&] {
+        o.allreduce = baseline == "mpi_allreduce";
+        o.lambda_given = app->count("--lambda") > 0;
+        o.classes_given = app->count("--positive") + app->count("--negative") > 0;
+        if (!negative.empty()) o.negative = negative == "rest" ? rest : std::stoi(negative);
+        if (o.positive == o.negative)
+          throw trainer::usage_error("--positive and --negative name the same class");
+      }))
+    return *exit;
   try {
     // starts MPI for --transport mpi_rma / mpi
     trainer::launcher launch(s.transport, s.ranks, argc, argv, trainer::planned_kills(s));

@@ -135,7 +135,7 @@ outcome train(trainer::launcher& launch, const settings& s, const problem_size& 
       mean.scatter();
       mean.gather();
       seconds += std::chrono::duration<double>(clock::now() - start).count();
-      if (rank == 0) {
+      if (dml::io::leader(comm)) {  // member 0, or the lowest survivor once it failed
         std::vector<float> avg(size);
         for (std::size_t i = 0; i < size; ++i) avg[i] = static_cast<float>(all[static_cast<Eigen::Index>(i)]);
         const auto [test_rmse, truth_rmse] = rmse(avg, p, data.test);

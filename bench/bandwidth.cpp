@@ -15,6 +15,7 @@
 // rate.
 // gather() also reads every accepted slot, so 100% is not reachable: the
 // share says how much of the copy bound is left to the protocol.
+#include "../examples/common/cli.hpp"
 #include "common.hpp"
 
 #include <dml/comm/inproc.hpp>
@@ -27,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -156,18 +158,15 @@ void run_topology(report& out, std::size_t ranks, std::size_t floats, double bud
           exchange<Topo, dml::consistency::notify_ack>(ranks, floats, budget), copy_rate);
 }
 
-std::vector<std::size_t> parse_list(const char* text) {
+// "2,4,8": member counts of 2..64, or nullopt.
+std::optional<std::vector<std::size_t>> rank_list(const std::string& text) {
   std::vector<std::size_t> out;
-  const std::string s(text);
   std::size_t at = 0;
-  while (at <= s.size()) {
-    const std::size_t comma = std::min(s.find(',', at), s.size());
-    const std::string item = s.substr(at, comma - at);
-    char* end = nullptr;
-    const unsigned long v = std::strtoul(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || v < 2 || v > 64)
-      throw std::invalid_argument("--ranks wants a comma-separated list of 2..64, not '" + s + "'");
-    out.push_back(v);
+  while (at <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    const auto v = cli::to_number<std::size_t>(std::string_view(text).substr(at, comma - at), 2);
+    if (!v || *v > 64) return std::nullopt;
+    out.push_back(*v);
     at = comma + 1;
   }
   return out;
@@ -177,21 +176,27 @@ std::vector<std::size_t> parse_list(const char* text) {
 
 int main(int argc, char** argv) {
   settings opt;
+  std::string ranks = "2,4,8";
+  const auto app =
+      cli::app("bench_bandwidth",
+               "The in-process transport against memcpy bandwidth: scatter()+gather() of a float\n"
+               "vector per step, ranks as threads (bench/README.md).");
+  app->add_flag("--quick", opt.quick, "vectors up to 1M floats, shorter timings");
+  app->add_option("--ranks", ranks, "comma-separated member counts of 2..64, default 2,4,8")
+      ->option_text("LIST")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return rank_list(v) ? std::string() : "needs a comma-separated list of 2..64, got '" + v + "'";
+          },
+          "LIST"));
+  app->add_option("--csv", opt.csv, "also append the rows to FILE")
+      ->option_text("FILE")
+      ->check(cli::not_empty());
   try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string_view a = argv[i];
-      if (a == "--quick")
-        opt.quick = true;
-      else if (a == "--ranks" && i + 1 < argc)
-        opt.ranks = parse_list(argv[++i]);
-      else if (a == "--csv" && i + 1 < argc)
-        opt.csv = argv[++i];
-      else
-        throw std::invalid_argument("unknown option or missing value: " + std::string(a));
-    }
-  } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "bench_bandwidth: %s\nusage: %s [--quick] [--ranks 2,4,8] [--csv FILE]\n", e.what(),
-                 argv[0]);
+    if (!cli::parse(*app, argc, argv)) return 0;  // --help
+    opt.ranks = *rank_list(ranks);
+  } catch (const cli::usage_error& e) {
+    std::fprintf(stderr, "bench_bandwidth: %s (see --help)\n", e.what());
     return 2;
   }
   try {

@@ -40,15 +40,6 @@ inline double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-/// A positive whole number, or false.
-inline bool parse_size(const char* s, std::size_t& out) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(s, &end, 10);
-  if (end == s || *end != '\0' || v == 0) return false;
-  out = static_cast<std::size_t>(v);
-  return true;
-}
-
 /// Appends to `path` (runs at several process counts collect into one
 /// file); the header line goes first when the file is new or empty.
 inline std::FILE* open_csv(const std::string& path, const char* header) {

@@ -18,6 +18,7 @@
 // --two-sided-max-floats skips the two-sided transport above that size;
 // --csv appends the rows (rank 0) for bench/report.py.
 #define DML_BENCH_WITH_MPI 1
+#include "../examples/common/cli.hpp"
 #include "common.hpp"
 
 #include <dml/comm/mpi.hpp>
@@ -191,13 +192,6 @@ void run_transport(Comm& comm, const char* name, std::size_t floats, double budg
   run_topology<ring>(comm, name, floats, budget, opt, out);
 }
 
-std::size_t size_arg(std::string_view option, const char* text) {
-  std::size_t v = 0;
-  if (!parse_size(text, v))
-    throw std::invalid_argument(std::string(option) + " wants a positive integer, not '" + text + "'");
-  return v;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -205,29 +199,28 @@ int main(int argc, char** argv) {
     dml::comm::mpi_rma rma(argc, argv);  // starts MPI
     dml::comm::mpi two_sided(MPI_COMM_WORLD);
     settings opt;
+    const auto app =
+        cli::app("bench_exchange",
+                 "dml's exchange (mpi_rma and mpi) against MPI_Allreduce and memcpy, per vector size,\n"
+                 "topology and consistency policy (bench/README.md). Run under mpiexec.");
+    app->add_flag("--quick", opt.quick, "fewer sizes and shorter timings");
+    app->add_option("--max-floats", opt.max_floats, "largest vector, default 16M floats")
+        ->option_text("N")
+        ->check(cli::whole_number());
+    app->add_option("--two-sided-max-floats", opt.two_sided_max_floats,
+                    "largest vector for the two-sided transport, default 16M")
+        ->option_text("N")
+        ->check(cli::whole_number());
+    app->add_option("--memory-gb", opt.memory_gb, "receive memory configurations may use, default 6")
+        ->option_text("G")
+        ->check(cli::positive_number());
+    app->add_option("--csv", opt.csv, "also append the rows to FILE")
+        ->option_text("FILE")
+        ->check(cli::not_empty());
     try {
-      for (int i = 1; i < argc; ++i) {
-        const std::string_view a = argv[i];
-        const bool has_value = i + 1 < argc;
-        if (a == "--quick")
-          opt.quick = true;
-        else if (a == "--max-floats" && has_value)
-          opt.max_floats = size_arg(a, argv[++i]);
-        else if (a == "--two-sided-max-floats" && has_value)
-          opt.two_sided_max_floats = size_arg(a, argv[++i]);
-        else if (a == "--memory-gb" && has_value)
-          opt.memory_gb = std::strtod(argv[++i], nullptr);
-        else if (a == "--csv" && has_value)
-          opt.csv = argv[++i];
-        else
-          throw std::invalid_argument("unknown option or missing value: " + std::string(a));
-      }
-    } catch (const std::invalid_argument& e) {
-      if (rma.rank() == 0)
-        std::fprintf(stderr,
-                     "bench_exchange: %s\nusage: mpiexec -n <p> %s [--quick] [--max-floats N] "
-                     "[--two-sided-max-floats N] [--memory-gb G] [--csv FILE]\n",
-                     e.what(), argv[0]);
+      if (!cli::parse(*app, argc, argv, rma.rank() == 0)) return 0;  // --help
+    } catch (const cli::usage_error& e) {
+      if (rma.rank() == 0) std::fprintf(stderr, "bench_exchange: %s (see --help)\n", e.what());
       return 2;
     }
     std::vector<std::size_t> sizes;

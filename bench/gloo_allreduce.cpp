@@ -17,6 +17,7 @@
 // the ring algorithm's count 2(p-1)/p * 4 * floats, not a measurement, and
 // 0 for MPI_Allreduce (Open MPI picks its algorithm at run time).
 #define DML_BENCH_WITH_MPI 1
+#include "../examples/common/cli.hpp"
 #include "common.hpp"
 
 #include <gloo/allreduce.h>
@@ -187,19 +188,21 @@ std::shared_ptr<gloo::Context> connect_gloo() {
 int run(int argc, char** argv) {
   const bool root = world_rank() == 0;
   settings opt;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    if (a == "--quick")
-      opt.quick = true;
-    else if (a == "--max-floats" && i + 1 < argc && parse_size(argv[i + 1], opt.max_floats))
-      ++i;
-    else if (a == "--csv" && i + 1 < argc && argv[i + 1][0] != '\0')
-      opt.csv = argv[++i];
-    else {
-      if (root)
-        std::fprintf(stderr, "usage: mpiexec -n <p> %s [--quick] [--max-floats N] [--csv FILE]\n", argv[0]);
-      return 2;
-    }
+  const auto app =
+      cli::app("bench_gloo", R"(Gloo's ring allreduce next to MPI_Allreduce (bench/README.md). Run under
+mpiexec.)");
+  app->add_flag("--quick", opt.quick, "fewer sizes and shorter timings");
+  app->add_option("--max-floats", opt.max_floats, "largest vector, default 16M floats")
+      ->option_text("N")
+      ->check(cli::whole_number());
+  app->add_option("--csv", opt.csv, "also append the rows to FILE")
+      ->option_text("FILE")
+      ->check(cli::not_empty());
+  try {
+    if (!cli::parse(*app, argc, argv, root)) return 0;  // --help
+  } catch (const cli::usage_error& e) {
+    if (root) std::fprintf(stderr, "bench_gloo: %s (see --help)\n", e.what());
+    return 2;
   }
   report out;
   out.root = root;

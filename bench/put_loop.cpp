@@ -44,6 +44,7 @@
 // over members; the hand-written loop sends 40 bytes less per out-neighbour:
 // dml's slot header and footer).
 #define DML_BENCH_WITH_MPI 1
+#include "../examples/common/cli.hpp"
 #include "common.hpp"
 
 #include <dml/comm/mpi_rma.hpp>
@@ -387,19 +388,21 @@ void for_each_config(F&& f) {
 int run(dml::comm::mpi_rma& comm, MPI_Comm hand_comm, int argc, char** argv) {
   const bool root = comm.rank() == 0;
   settings opt;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    if (a == "--quick")
-      opt.quick = true;
-    else if (a == "--max-floats" && i + 1 < argc && parse_size(argv[i + 1], opt.max_floats))
-      ++i;
-    else if (a == "--csv" && i + 1 < argc && argv[i + 1][0] != '\0')
-      opt.csv = argv[++i];
-    else {
-      if (root)
-        std::fprintf(stderr, "usage: mpiexec -n <p> %s [--quick] [--max-floats N] [--csv FILE]\n", argv[0]);
-      return 2;
-    }
+  const auto app =
+      cli::app("bench_put_loop", R"(dml's mpi_rma exchange next to a hand-written MPI one-sided loop doing the
+same puts (bench/README.md). Run under mpiexec with 2 or more processes.)");
+  app->add_flag("--quick", opt.quick, "fewer sizes and shorter timings");
+  app->add_option("--max-floats", opt.max_floats, "largest vector, default 16M floats")
+      ->option_text("N")
+      ->check(cli::whole_number());
+  app->add_option("--csv", opt.csv, "also append the rows to FILE")
+      ->option_text("FILE")
+      ->check(cli::not_empty());
+  try {
+    if (!cli::parse(*app, argc, argv, root)) return 0;  // --help
+  } catch (const cli::usage_error& e) {
+    if (root) std::fprintf(stderr, "bench_put_loop: %s (see --help)\n", e.what());
+    return 2;
   }
   if (comm.size() < 2) {
     if (root) std::fprintf(stderr, "bench_put_loop: needs at least 2 processes (mpiexec -n 2 or more)\n");

@@ -73,6 +73,15 @@ def parse_args():
     p.add_argument("--within", type=float, default=None, metavar="SECONDS",
                    help="kill in the first SECONDS of the run instead of anywhere in it "
                    "(to stress start-up)")
+    p.add_argument("--last", type=float, default=None, metavar="SECONDS",
+                   help="kill in the last SECONDS of the run instead of anywhere in it "
+                   "(to stress the last report, the final line and shut-down)")
+    p.add_argument("--kill-at-line", default=None, metavar="REGEX",
+                   help="(--mode mpi) kill when the run prints a line matching REGEX instead of at "
+                   "a random moment, e.g. '^epoch +8 ' for right after the last report")
+    p.add_argument("--victim", type=int, default=None, metavar="RANK",
+                   help="always kill this member (default: a random one per run; 0 is the "
+                   "reporting member)")
     p.add_argument("--mpirun", default="mpirun")
     p.add_argument("--table", help="also write the summary as Markdown to this file")
     p.add_argument("args", nargs=argparse.REMAINDER, help="-- then the trainer's own options")
@@ -81,6 +90,17 @@ def parse_args():
         a.args = a.args[1:]
     if a.ranks < 2 or a.runs < 1:
         p.error("--ranks must be at least 2 and --runs at least 1")
+    if a.within is not None and a.last is not None:
+        p.error("--within and --last exclude each other")
+    if a.kill_at_line is not None:
+        if a.mode != "mpi":
+            p.error("--kill-at-line needs --mode mpi (in-process kills come at their next transport operation)")
+        try:
+            a.kill_at_line = re.compile(a.kill_at_line)
+        except re.error as e:
+            p.error(f"--kill-at-line: {e}")
+    if a.victim is not None and not 0 <= a.victim < a.ranks:
+        p.error(f"--victim {a.victim}: there are only {a.ranks} ranks")
     if not os.access(a.trainer, os.X_OK):
         p.error(f"--trainer {a.trainer} is not an executable")
     if a.mode == "mpi" and not any(os.access(os.path.join(d, a.mpirun), os.X_OK)
@@ -138,19 +158,33 @@ class Run:
         start = time.monotonic()
         proc = subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 env=env, start_new_session=True, text=True, errors="replace")
-        if self.victim is not None and self.a.mode == "mpi":
+        pattern = self.a.kill_at_line if self.victim is not None else None
+        if self.victim is not None and self.a.mode == "mpi" and pattern is None:
             threading.Thread(target=self._kill_mpi, args=(proc, start), daemon=True).start()
-        elif self.victim is not None:
+        elif self.victim is not None and pattern is None:
             self.killed_at = self.kill_at
+        lines = []
+
+        def read():  # and with --kill-at-line, kill when the line appears
+            for line in proc.stdout:
+                lines.append(line)
+                if pattern is not None and self.killed_at is None and pattern.search(line):
+                    self._kill_victim(proc, start)
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
         try:
-            out, _ = proc.communicate(timeout=limit)
+            proc.wait(timeout=limit)
             self.hung = False
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
-            out, _ = proc.communicate()
+            proc.wait()
             self.hung = True
+        reader.join()
+        if pattern is not None and self.killed_at is None:
+            self.missed = True  # the line never came
         self.seconds = time.monotonic() - start
-        self.output = out
+        self.output = "".join(lines)
         self.rc = proc.returncode
         self.rank_status = {}
         for f in os.listdir(self.status_dir):
@@ -169,6 +203,9 @@ class Run:
                 self.missed = True
                 return
             time.sleep(0.005)
+        self._kill_victim(proc, start)
+
+    def _kill_victim(self, proc, start):
         pid = None
         while pid is None and proc.poll() is None:
             pid = self.mpi_victim_pid(proc.pid)  # not started yet: wait for it
@@ -209,7 +246,15 @@ def classify(a, run, reference):
             return "LIE", "exit status 0 without a final line"
         if q < reference - a.tolerance:
             return "LIE", f"exit status 0 with quality {q:.4f} < {reference - a.tolerance:.4f}"
-        return "survived", f"quality {q:.4f}"
+        detail = f"quality {q:.4f}"
+        finals = len(FINAL.findall(run.output))
+        if finals > 1:
+            detail += f" ({finals} final lines: the reporter died after printing one)"
+        lines = run.output.splitlines()
+        last_epoch = max((i for i, l in enumerate(lines) if l.startswith("epoch ")), default=-1)
+        if any(l.startswith("view ") for l in lines[last_epoch + 1:]):
+            detail += " (a survivor reported after the last epoch line)"
+        return "survived", detail
     bound = 2 * a.heartbeat_ms / 1000 + a.slack
     after = run.seconds - run.killed_at
     named = re.search(rf"member {run.victim}\b", run.output) is not None
@@ -246,7 +291,12 @@ def main():
     failures = 0
     for i in range(a.runs):
         victim = rng.randrange(a.ranks)
-        at = rng.uniform(0, min(total, a.within) if a.within else total)
+        if a.victim is not None:
+            victim = a.victim
+        if a.last is not None:
+            at = rng.uniform(max(0.0, total - a.last), total)
+        else:
+            at = rng.uniform(0, min(total, a.within) if a.within else total)
         run = Run(a, victim, at).go(limit)
         outcome, detail = classify(a, run, reference)
         counts[outcome] = counts.get(outcome, 0) + 1

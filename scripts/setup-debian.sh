@@ -14,6 +14,7 @@ packages=(
   libeigen3-dev xtensor-dev
   libibverbs-dev
   catch2
+  libcli11-dev nlohmann-json3-dev  # the examples' command lines, dml-topology's JSON (never the library)
   dataset-fashion-mnist
   zlib1g-dev
   clang libclang-rt-14-dev  # scripts/fuzz.sh, ctest 'fuzz: libFuzzer': libFuzzer and the sanitizers' runtimes

@@ -21,6 +21,8 @@
 #include <dml/fault.hpp>
 #include <dml/vector/eigen.hpp>
 
+#include "../common/cli.hpp"
+
 #include <Eigen/Core>
 
 #include <charconv>
@@ -50,9 +52,7 @@ struct settings {
   bool resume = false;
 };
 
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using cli::usage_error;
 
 struct dataset {
   Eigen::MatrixXf x;
@@ -83,7 +83,6 @@ std::vector<std::byte> seed_bytes(std::uint64_t seed) {
 
 void train(dml::comm::inproc::context& comm, const settings& s, const dataset& data) {
   const std::size_t rank = comm.rank();
-  const bool leader = rank == 0;
   const auto dim = static_cast<Eigen::Index>(s.dim);
   const std::uint64_t steps_per_epoch = s.samples / (ranks * batch);
   const dml::fault::checkpoint ck(s.dir + "/rank-" + std::to_string(rank) + ".ckpt");
@@ -122,16 +121,14 @@ void train(dml::comm::inproc::context& comm, const settings& s, const dataset& d
     throw dml::data_error(
         ck.path(), 0,
         "the checkpoint is at step " + std::to_string(step) + ", past --steps " + std::to_string(s.steps));
-  if (leader) {
-    std::printf("%zu ranks, %zu features, %zu steps, checkpoints every %zu steps in %s\n", ranks, s.dim,
-                s.steps, s.every, s.dir.c_str());
-    if (s.resume && step == 0)
-      std::printf("no checkpoint in %s; starting from step 0\n", s.dir.c_str());
-    else if (s.resume)
-      std::printf("resumed from %s at step %llu (epoch %llu), mse %.6f\n", s.dir.c_str(),
-                  static_cast<unsigned long long>(step),
-                  static_cast<unsigned long long>(step / steps_per_epoch), mse(data, w));
-  }
+  dml::io::print(comm, "%zu ranks, %zu features, %zu steps, checkpoints every %zu steps in %s", ranks, s.dim,
+                 s.steps, s.every, s.dir.c_str());
+  if (s.resume && step == 0)
+    dml::io::print(comm, "no checkpoint in %s; starting from step 0", s.dir.c_str());
+  else if (s.resume)
+    dml::io::print(comm, "resumed from %s at step %llu (epoch %llu), mse %.6f", s.dir.c_str(),
+                   static_cast<unsigned long long>(step),
+                   static_cast<unsigned long long>(step / steps_per_epoch), mse(data, w));
 
   auto g = dml::make_vector<float>(comm, s.dim);  // bsp over all ranks, gather::average
   Eigen::MatrixXf xb(batch, dim);
@@ -154,70 +151,51 @@ void train(dml::comm::inproc::context& comm, const settings& s, const dataset& d
     if (step % s.every == 0 || step == s.steps) {
       ck.save({.clock = step, .epoch = step / steps_per_epoch, .user = seed_bytes(s.seed)}, model(),
               velocity());
-      if (leader)
-        std::printf("step %llu mse %.6f, saved\n", static_cast<unsigned long long>(step), mse(data, w));
+      dml::io::print(comm, "step %llu mse %.6f, saved", static_cast<unsigned long long>(step), mse(data, w));
     }
     if (step == s.stop_after) {
-      if (leader) std::printf("stopped after step %llu\n", static_cast<unsigned long long>(step));
+      dml::io::print(comm, "stopped after step %llu", static_cast<unsigned long long>(step));
       return;
     }
   }
-  if (leader) std::printf("final: step %llu mse %.6f\n", static_cast<unsigned long long>(step), mse(data, w));
+  dml::io::print(comm, "final: step %llu mse %.6f", static_cast<unsigned long long>(step), mse(data, w));
 }
 
-std::size_t parse_count(std::string_view name, std::string_view text, std::size_t min) {
-  std::size_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc{} || end != text.data() + text.size() || value < min)
-    throw usage_error(std::string(name) + " needs a whole number >= " + std::to_string(min) + ", got '" +
-                      std::string(text) + "'");
-  return value;
-}
+constexpr const char* description =
+    R"(Least-squares SGD with momentum on 4 in-process ranks. Every K steps (default 10)
+each rank saves its model to DIR/rank-<r>.ckpt (default DIR: dml-checkpoint-demo.d).
+--stop-after S stops after step S as an interrupted run would; --resume continues
+from the checkpoints in DIR (or starts at step 0 when there are none).)";
 
-settings parse(int argc, char** argv) {
-  settings s;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg == "--resume") {
-      s.resume = true;
-      continue;
-    }
-    if (arg != "--steps" && arg != "--every" && arg != "--stop-after" && arg != "--dim" && arg != "--seed" &&
-        arg != "--dir")
-      throw usage_error("unknown argument '" + std::string(arg) + "'");
-    if (i + 1 == argc) throw usage_error(std::string(arg) + " needs a value");
-    const std::string_view value = argv[++i];
-    if (arg == "--steps") s.steps = parse_count(arg, value, 1);
-    if (arg == "--every") s.every = parse_count(arg, value, 1);
-    if (arg == "--stop-after") s.stop_after = parse_count(arg, value, 1);
-    if (arg == "--dim") s.dim = parse_count(arg, value, 1);
-    if (arg == "--seed") s.seed = parse_count(arg, value, 0);
-    if (arg == "--dir") {
-      if (value.empty()) throw usage_error("--dir needs a directory name");
-      s.dir = std::string(value);
-    }
-  }
-  return s;
+// The command line into s: --help printed (false), or parsed.
+bool parse(int argc, char** argv, settings& s) {
+  const auto app = cli::app("dml-checkpoint-demo", description);
+  app->add_option("--steps", s.steps, "training steps, default 60")
+      ->option_text("N")
+      ->check(cli::whole_number());
+  app->add_option("--every", s.every, "steps between checkpoints, default 10")
+      ->option_text("K")
+      ->check(cli::whole_number());
+  app->add_option("--stop-after", s.stop_after, "stop after step S, as an interrupted run would")
+      ->option_text("S")
+      ->check(cli::whole_number());
+  app->add_flag("--resume", s.resume, "continue from the checkpoints in DIR");
+  app->add_option("--dir", s.dir, "checkpoint directory, default dml-checkpoint-demo.d")
+      ->option_text("DIR")
+      ->check(cli::not_empty("a directory name"));
+  app->add_option("--dim", s.dim, "features, default 8")->option_text("D")->check(cli::whole_number());
+  app->add_option("--seed", s.seed, "data seed, default 1")
+      ->option_text("X")
+      ->check(cli::whole_number<std::uint64_t>(0));
+  return cli::parse(*app, argc, argv);
 }
-
-constexpr const char* usage =
-    "usage: dml-checkpoint-demo [--steps N] [--every K] [--stop-after S] [--resume]\n"
-    "                           [--dir DIR] [--dim D] [--seed X]\n"
-    "Least-squares SGD with momentum on 4 in-process ranks. Every K steps (default 10)\n"
-    "each rank saves its model to DIR/rank-<r>.ckpt (default DIR: dml-checkpoint-demo.d).\n"
-    "--stop-after S stops after step S as an interrupted run would; --resume continues\n"
-    "from the checkpoints in DIR (or starts at step 0 when there are none).\n";
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i)
-    if (std::string_view(argv[i]) == "--help") {
-      std::fputs(usage, stdout);
-      return 0;
-    }
   try {
-    const settings s = parse(argc, argv);
+    settings s;
+    if (!parse(argc, argv, s)) return 0;  // --help
     std::filesystem::create_directories(s.dir);
     const dataset data = generate(s);
     dml::comm::inproc::run(ranks, [&](dml::comm::inproc::context& comm) { train(comm, s, data); });

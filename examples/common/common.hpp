@@ -9,8 +9,11 @@
 
 #include <dml/data.hpp>
 #include <dml/dml.hpp>
+#include <dml/fault/membership.hpp>
+#include <dml/io.hpp>
 #include <dml/vector/eigen.hpp>
 
+#include "cli.hpp"
 #include "launcher.hpp"
 #include "linear.hpp"
 
@@ -18,14 +21,16 @@
 #include <Eigen/SparseCore>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <functional>
+#include <cstdlib>
 #include <initializer_list>
+#include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -71,122 +76,123 @@ inline std::vector<std::pair<std::size_t, std::chrono::steady_clock::time_point>
   return out;
 }
 
-/// A whole number >= min, or for floating types a finite number > 0.
-template <class Number>
-Number parse_number(std::string_view name, std::string_view text, Number min = 1) {
-  Number value{};
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  const bool ok = std::is_floating_point_v<Number> ? std::isfinite(double(value)) && value > 0 : value >= min;
-  if (ec != std::errc{} || end != text.data() + text.size() || !ok)
-    throw usage_error(std::string(name) + " needs " +
-                      (std::is_floating_point_v<Number> ? std::string("a positive number")
-                                                        : "a whole number >= " + std::to_string(min)) +
-                      ", got '" + std::string(text) + "'");
-  return value;
+/// "--kill-after R@S": member R and seconds S, or nullopt.
+inline std::optional<std::pair<std::size_t, double>> member_at_seconds(std::string_view text) {
+  const auto at = text.find('@');
+  if (at == std::string_view::npos) return std::nullopt;
+  const auto member = cli::to_number<std::size_t>(text.substr(0, at), 0);
+  const auto seconds = cli::to_number<double>(text.substr(at + 1), 0.0);
+  if (!member || !seconds) return std::nullopt;
+  return std::pair{*member, *seconds};
 }
 
-inline std::string parse_choice(std::string_view name, std::string_view text,
-                                std::initializer_list<std::string_view> ok) {
-  std::string list;
-  for (auto c : ok) {
-    if (c == text) return std::string(text);
-    list += (list.empty() ? "" : ", ") + std::string(c);
-  }
-  throw usage_error("unknown " + std::string(name.substr(2)) + " '" + std::string(text) +
-                    "'; choose one of " + list);
+/// The command line of a trainer: the options every trainer shares, written
+/// into `s` (whose values at this call are the defaults the help names);
+/// the trainer adds its own options to the returned app, then calls parse.
+inline std::unique_ptr<CLI::App> command_line(const std::string& name, const std::string& description,
+                                              settings& s) {
+  auto app = cli::app(name, description);
+  auto text = [](const char* what, const auto& value) {
+    std::string t(what);
+    if constexpr (std::is_arithmetic_v<std::remove_cvref_t<decltype(value)>>) {
+      char v[32];
+      std::snprintf(v, sizeof v, "%g", static_cast<double>(value));
+      t += ", default ";
+      t += v;
+    }
+    return t;
+  };
+  app->add_option("--transport", s.transport,
+                  "inproc (threads, default) | mpi_rma | mpi (one rank per\nMPI process: mpiexec -n N " +
+                      name + " --transport mpi_rma)")
+      ->option_text("NAME")
+      ->check(cli::one_of({"inproc", "mpi_rma", "mpi"}));
+  app->add_option("--ranks", s.ranks, text("in-process ranks (threads) for inproc", s.ranks))
+      ->option_text("N")
+      ->check(cli::whole_number());
+  app->add_option("--topology", s.topology, "all | halton | root_expander | ring, default all")
+      ->option_text("NAME")
+      ->check(cli::one_of({"all", "halton", "root_expander", "ring"}));
+  app->add_option("--consistency", s.consistency, "bsp | asp | ssp (slack 2) | notify_ack, default bsp")
+      ->option_text("NAME")
+      ->check(cli::one_of({"bsp", "asp", "ssp", "notify_ack"}));
+  app->add_option("--cb-size", s.cb_size, text("examples per rank between communications", s.cb_size))
+      ->option_text("N")
+      ->check(cli::whole_number());
+  app->add_option("--epochs", s.epochs, text("passes over the training data", s.epochs))
+      ->option_text("N")
+      ->check(cli::whole_number());
+  app->add_option("--lr", s.lr, text("learning rate", s.lr))
+      ->option_text("X")
+      ->check(cli::positive_number<float>());
+  app->add_option("--seed", s.seed, text("shuffle / initialization seed", s.seed))
+      ->option_text("N")
+      ->check(cli::whole_number<std::uint64_t>(0));
+  app->add_option("--limit", s.limit, "use only the first N training samples")
+      ->option_text("N")
+      ->check(cli::whole_number());
+  app->add_option("--data", s.data, "LIBSVM training file (with --test)")
+      ->option_text("FILE")
+      ->check(cli::not_empty());
+  app->add_option("--test", s.test, "LIBSVM test file (with --data)")
+      ->option_text("FILE")
+      ->check(cli::not_empty());
+  app->add_option("--csv", s.csv, "also write the per-epoch rows to FILE")
+      ->option_text("FILE")
+      ->check(cli::not_empty());
+  app->add_option_function<std::vector<std::string>>(
+         "--kill-after",
+         [&s](const std::vector<std::string>& kills) {
+           for (const auto& k : kills) s.kill_after.push_back(*member_at_seconds(k));
+         },
+         "fault injection (in-process): member R dies S seconds\nafter the trainer started; repeatable")
+      ->option_text("R@S")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return member_at_seconds(v) ? std::string()
+                                        : "needs MEMBER@SECONDS (e.g. 3@1.5), got '" + v + "'";
+          },
+          "R@S"));
+  return app;
 }
 
-/// A trainer's own options: their names, and what sets one from its value
-/// (throwing usage_error for a bad value). Each takes a value.
-struct extra_options {
-  std::vector<std::string_view> names;
-  std::function<void(std::string_view, std::string_view)> set;
-};
-
-/// Parses the shared options ('--name value' or '--name=value') and hands
-/// every other '--name value' to `extra`.
-inline settings parse(int argc, char** argv, settings s, const extra_options& extra) {
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i], value;
-    if (arg.substr(0, 2) != "--") throw usage_error("unknown argument '" + std::string(arg) + "'");
-    const auto eq = arg.find('=');
-    const bool inline_value = eq != std::string_view::npos;
-    if (inline_value) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else if (i + 1 < argc) {
-      value = argv[i + 1];
-    }
-    auto need_value = [&] {
-      if (!inline_value) {
-        if (i + 1 == argc) throw usage_error(std::string(arg) + " needs a value");
-        ++i;
-      }
-    };
-    if (arg == "--ranks") {
-      need_value();
-      s.ranks = parse_number<std::size_t>(arg, value);
-      s.ranks_given = true;
-    } else if (arg == "--epochs") {
-      need_value();
-      s.epochs = parse_number<std::size_t>(arg, value);
-    } else if (arg == "--cb-size") {
-      need_value();
-      s.cb_size = parse_number<std::size_t>(arg, value);
-      s.cb_size_given = true;
-    } else if (arg == "--limit") {
-      need_value();
-      s.limit = parse_number<std::size_t>(arg, value);
-    } else if (arg == "--lr") {
-      need_value();
-      s.lr = parse_number<float>(arg, value);
-      s.lr_given = true;
-    } else if (arg == "--seed") {
-      need_value();
-      s.seed = parse_number<std::uint64_t>(arg, value, 0);
-    } else if (arg == "--transport") {
-      need_value();
-      s.transport = parse_choice(arg, value, {"inproc", "mpi_rma", "mpi"});
-    } else if (arg == "--topology") {
-      need_value();
-      s.topology = parse_choice(arg, value, {"all", "halton", "root_expander", "ring"});
-    } else if (arg == "--consistency") {
-      need_value();
-      s.consistency = parse_choice(arg, value, {"bsp", "asp", "ssp", "notify_ack"});
-    } else if (arg == "--kill-after") {
-      need_value();
-      const auto at = value.find('@');
-      if (at == std::string_view::npos)
-        throw usage_error("--kill-after needs MEMBER@SECONDS (e.g. 3@1.5), got '" + std::string(value) + "'");
-      const auto member = parse_number<std::size_t>("--kill-after's member", value.substr(0, at), 0);
-      const auto seconds = parse_number<double>("--kill-after's seconds", value.substr(at + 1));
-      s.kill_after.emplace_back(member, seconds);
-    } else if (arg == "--data" || arg == "--test" || arg == "--csv") {
-      need_value();
-      if (value.empty()) throw usage_error(std::string(arg) + " needs a file name");
-      (arg == "--data" ? s.data : arg == "--test" ? s.test : s.csv) = std::string(value);
-    } else {
-      if (std::find(extra.names.begin(), extra.names.end(), arg) == extra.names.end())
-        throw usage_error("unknown argument '" + std::string(argv[i]) + "'");
-      need_value();
-      extra.set(arg, value);
-    }
+/// Parses the command line with `app` (from command_line, plus the
+/// trainer's own options) and checks what concerns several options, then
+/// the trainer's `check` (which throws usage_error). Returns the exit code
+/// when main() should end now: 0 after --help, 2 after a bad command line
+/// (the message is on stderr).
+template <class Check>
+std::optional<int> parse(CLI::App& app, int argc, char** argv, settings& s, Check&& check) {
+  try {
+    if (!cli::parse(app, argc, argv)) return 0;
+    s.ranks_given = app.count("--ranks") > 0;
+    s.lr_given = app.count("--lr") > 0;
+    s.cb_size_given = app.count("--cb-size") > 0;
+    if (s.ranks > 256)
+      throw usage_error("--ranks " + std::to_string(s.ranks) + " is too many (at most 256 threads)");
+    if (s.data.empty() != s.test.empty()) throw usage_error("--data and --test go together");
+    if (!s.kill_after.empty() && s.transport != "inproc")
+      throw usage_error(
+          "--kill-after is for in-process ranks; under MPI kill a process from outside "
+          "(scripts/kill-driver.py does both)");
+    for (const auto& k : s.kill_after)
+      if (k.first >= s.ranks)
+        throw usage_error("--kill-after " + std::to_string(k.first) + "@...: there are only " +
+                          std::to_string(s.ranks) + " ranks");
+    if (s.transport != "inproc" && s.ranks_given)
+      throw usage_error("--ranks is for --transport inproc; with " + s.transport +
+                        " every MPI process is one rank (mpiexec -n N)");
+    check();
+  } catch (const usage_error& e) {
+    std::fprintf(stderr, "%s: %s (see --help)\n", app.get_name().c_str(), e.what());
+    return 2;
   }
-  if (s.ranks > 256)
-    throw usage_error("--ranks " + std::to_string(s.ranks) + " is too many (at most 256 threads)");
-  if (s.data.empty() != s.test.empty()) throw usage_error("--data and --test go together");
-  if (!s.kill_after.empty() && s.transport != "inproc")
-    throw usage_error(
-        "--kill-after is for in-process ranks; under MPI kill a process from outside "
-        "(scripts/kill-driver.py does both)");
-  for (const auto& k : s.kill_after)
-    if (k.first >= s.ranks)
-      throw usage_error("--kill-after " + std::to_string(k.first) + "@...: there are only " +
-                        std::to_string(s.ranks) + " ranks");
-  if (s.transport != "inproc" && s.ranks_given)
-    throw usage_error("--ranks is for --transport inproc; with " + s.transport +
-                      " every MPI process is one rank (mpiexec -n N)");
-  return s;
+  return std::nullopt;
+}
+
+inline std::optional<int> parse(CLI::App& app, int argc, char** argv, settings& s) {
+  return parse(app, argc, argv, s, [] {});
 }
 
 /// The topology named in s, chosen at run time: one vector type serves every
@@ -421,10 +427,12 @@ inline void check_inproc_memory(const launcher& launch, std::size_t ranks, std::
                 "%.1f GiB (%.0f copies of %.0f MiB per rank), more than 80%% of this machine's %.1f GiB",
                 need / (1u << 30), copies, static_cast<double>(model_floats) * sizeof(float) / (1u << 20),
                 have / (1u << 30));
-  throw usage_error(std::to_string(ranks) + " in-process ranks exchanging a dense model of " +
+  throw usage_error(std::to_string(ranks) + " in-process ranks exchanging " +
+                    (deltas ? "the deltas of a model of " : "a dense model of ") +
                     std::to_string(model_floats) + " floats over " + topology + " need about " + text +
-                    ": use fewer --ranks, a topology with fewer in-neighbours (ring: 1), or MPI processes on "
-                    "several machines");
+                    ": use fewer --ranks, " +
+                    (deltas ? "" : "a topology with fewer in-neighbours (ring: 1), ") +
+                    "or MPI processes on several machines");
 }
 
 /// [5] The exact mean over the live members of a model of floats plus a
@@ -480,14 +488,6 @@ struct row {
   std::size_t epoch = 0;
   double seconds = 0, loss = 0, quality = 0, bytes = 0, full_share = 0;
 };
-
-/// Whether this member evaluates and prints: the lowest-ranked live one, so
-/// that a run whose member 0 failed still reports.
-template <class Comm>
-[[nodiscard]] bool reports(const Comm& comm) {
-  const auto view = comm.view();
-  return !view.live.empty() && comm.rank() == view.live.front();
-}
 
 /// [2] This member's samples, epoch by epoch: its shard among the live
 /// members of the current view, so after a failure the survivors take over
@@ -578,35 +578,63 @@ class progress {
   row last_;
 };
 
-/// Prints the 'final:' line from the member that holds the report (under
-/// MPI one process does; the others print nothing). In-process, a run in
-/// which no member finished every epoch is an error, not a quiet exit 0.
-inline void finish(const launcher& launch, const settings& s, const row& r, const char* quality_name) {
-  if (r.epoch == s.epochs) {
-    std::printf("final: %s=%.4f loss=%.5f seconds=%.3f bytes=%.0f epochs=%zu\n", quality_name, r.quality,
-                r.loss, r.seconds, r.bytes, s.epochs);
-    std::fflush(stdout);
-  } else if (launch.in_process()) {
-    throw std::runtime_error("the run did not complete: no member finished epoch " +
-                             std::to_string(s.epochs));
-  }
+/// The 'final:' line, the one line scripts read (scripts/kill-driver.py,
+/// compare_runs.cmake).
+inline void print_final(const row& r, const char* quality_name) {
+  std::printf("final: %s=%.4f loss=%.5f seconds=%.3f bytes=%.0f epochs=%zu\n", quality_name, r.quality,
+              r.loss, r.seconds, r.bytes, r.epoch);
+  std::fflush(stdout);
 }
 
-/// The shared part of the help text.
-inline constexpr const char* common_help =
-    R"(  --transport NAME       inproc (threads, default) | mpi_rma | mpi (one rank per
-                         MPI process: mpiexec -n N dml-... --transport mpi_rma)
-  --ranks N              in-process ranks (threads) for inproc, default 8
-  --topology NAME        all | halton | root_expander | ring, default all
-  --consistency NAME     bsp | asp | ssp (slack 2) | notify_ack, default bsp
-  --cb-size N            examples per rank between communications
-  --epochs N             passes over the training data
-  --lr X                 learning rate
-  --seed N               shuffle / initialization seed, default 1
-  --limit N              use only the first N training samples
-  --csv FILE             also write the per-epoch rows to FILE
-  --kill-after R@S       fault injection (in-process): member R dies S seconds
-                         after the trainer started; repeatable
-)";
+/// Fault injection for the tests of report_final: under MPI, the member
+/// named by the environment variable DML_EXAMPLES_DIE_BEFORE_FINAL, when
+/// it is the reporting member, ends its process with SIGKILL where it would
+/// print the 'final:' line -- after the last report's collectives, the
+/// moment a kill from outside hits only by chance.
+inline void die_here_if_asked(dml::member_id rank) {
+  const char* v = std::getenv("DML_EXAMPLES_DIE_BEFORE_FINAL");
+  if (v == nullptr || *v == '\0' || std::to_string(rank) != v) return;
+  std::fflush(stdout);
+  std::raise(SIGKILL);
+}
+
+/// Under MPI, at the end of the run body, on every member: prints the
+/// 'final:' line so that it survives the reporting member. Each process
+/// holds only its own results, so the reporting member prints `last` here,
+/// and then every member meets in dml::fault::barrier, which survives
+/// failures; a member that became the reporter in it (the old one died
+/// after the last report) evaluates the averaged model -- after the last
+/// report every member holds it -- with `evaluate()` and prints the line
+/// itself. When the old reporter died after printing, the line appears
+/// twice; both describe the same model, and scripts take the last one.
+/// In-process the members share `last` and main() prints it once (finish);
+/// this does nothing.
+template <class Comm, class Evaluate>
+void report_final(const launcher& launch, Comm& comm, const settings& s, row& last, const char* quality_name,
+                  Evaluate&& evaluate) {
+  if (launch.in_process()) return;
+  bool printed = false;
+  auto print_if_reporter = [&] {
+    if (!dml::io::leader(comm)) return;
+    die_here_if_asked(comm.rank());
+    if (last.epoch != s.epochs) last = evaluate();  // took over from a reporter that died
+    print_final(last, quality_name);
+    printed = true;
+  };
+  print_if_reporter();
+  dml::fault::barrier(comm);
+  if (!printed) print_if_reporter();
+}
+
+/// In-process: prints the 'final:' line once, from the row the members
+/// share; a run in which no member finished every epoch is an error, not a
+/// quiet exit 0. Under MPI report_final printed it inside the run.
+inline void finish(const launcher& launch, const settings& s, const row& r, const char* quality_name) {
+  if (!launch.in_process()) return;
+  if (r.epoch != s.epochs)
+    throw std::runtime_error("the run did not complete: no member finished epoch " +
+                             std::to_string(s.epochs));
+  print_final(r, quality_name);
+}
 
 }  // namespace trainer

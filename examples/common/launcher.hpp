@@ -6,6 +6,9 @@
 #pragma once
 
 #include <dml/comm/inproc.hpp>
+#include <dml/io.hpp>
+
+#include "cli.hpp"
 
 #if DML_EXAMPLES_MPI
 #include <dml/comm/mpi.hpp>
@@ -26,9 +29,7 @@
 namespace trainer {
 
 /// A bad command line: main() prints it and exits with code 2.
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using usage_error = cli::usage_error;
 
 /// Where the ranks run: `ranks` threads of this process (inproc), or this
 /// process as one rank of an MPI job (mpi_rma, mpi). Construct it after
@@ -48,8 +49,6 @@ class launcher {
 #if DML_EXAMPLES_MPI
     if (transport == "mpi_rma") ranks = rma_.emplace(argc, argv).size();
     if (transport == "mpi") ranks = two_sided_.emplace(argc, argv).size();
-    if (rma_) rank_ = rma_->rank();
-    if (two_sided_) rank_ = two_sided_->rank();
 #else
     (void)argc;
     (void)argv;
@@ -98,9 +97,19 @@ class launcher {
 #endif
   }
 
-  /// Whether this process prints the header: always in-process, and on
-  /// rank 0 under MPI (results come from trainer::reports()).
-  [[nodiscard]] bool leader() const noexcept { return rank_ == 0; }
+  /// Whether this process prints what the whole run prints once (the
+  /// header, the CSV file): in-process always (the members are this
+  /// process's threads, and main prints outside them), under MPI when this
+  /// process's member is dml::io::leader of the group (the lowest live
+  /// member). Inside the run, members use dml::io::leader(comm) and
+  /// dml::io::print(comm, ...) themselves.
+  [[nodiscard]] bool leader() const {
+#if DML_EXAMPLES_MPI
+    if (rma_) return dml::io::leader(*rma_);
+    if (two_sided_) return dml::io::leader(*two_sided_);
+#endif
+    return true;
+  }
 
   /// Calls body(comm) on every rank with the rank's transport context, so
   /// body is a generic lambda ([&](auto& comm) { ... }).
@@ -114,7 +123,7 @@ class launcher {
   }
 
  private:
-  std::size_t ranks_ = 1, rank_ = 0;
+  std::size_t ranks_ = 1;
   dml::comm::inproc::options inproc_options_;
 #if DML_EXAMPLES_MPI
   std::optional<dml::comm::mpi_rma> rma_;

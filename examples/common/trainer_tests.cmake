@@ -71,3 +71,25 @@ function(dml_trainer_matches_inproc target)
     set_tests_properties("${name}" PROPERTIES ENVIRONMENT "${DML_MPI_TEST_ENVIRONMENT}")
   endif()
 endfunction()
+
+# dml_trainer_final_after_death(<target> PROCESSES <n> EPOCHS <e> ARGS <arguments...>)
+# One ctest test: under mpiexec --enable-recovery, the reporting member 0 is
+# killed after the last report, before it prints the 'final:' line; a
+# survivor must print it (final_after_death.cmake). Needs dml::mpi and Open
+# MPI (--enable-recovery).
+function(dml_trainer_final_after_death target)
+  cmake_parse_arguments(arg "" "PROCESSES;EPOCHS" "ARGS" ${ARGN})
+  if(NOT TARGET dml::mpi OR NOT DML_EXAMPLES_WITH_MPI OR NOT DML_MPI_IS_OPEN_MPI)
+    return()
+  endif()
+  dml_mpiexec_command(mpiexec ${arg_PROCESSES})
+  set(command ${mpiexec} --enable-recovery -x DML_EXAMPLES_DIE_BEFORE_FINAL -x DML_HEARTBEAT_TIMEOUT_MS
+              "$<TARGET_FILE:${target}>" ${arg_ARGS} --epochs ${arg_EPOCHS})
+  string(REPLACE ";" "|" command "${command}")
+  set(name "example: ${target} under mpiexec -n ${arg_PROCESSES} reports the final line after its reporter died")
+  add_test(NAME "${name}" COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${command}" "-DEPOCHS=${arg_EPOCHS}"
+                                  -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/final_after_death.cmake")
+  set(environment DML_EXAMPLES_DIE_BEFORE_FINAL=0 DML_HEARTBEAT_TIMEOUT_MS=500 ${DML_MPI_TEST_ENVIRONMENT})
+  set_tests_properties("${name}" PROPERTIES LABELS "example;${target};mpi;fault" TIMEOUT 120 RUN_SERIAL TRUE
+                                            ENVIRONMENT "${environment}")
+endfunction()

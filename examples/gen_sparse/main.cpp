@@ -24,6 +24,8 @@
 // finite data, noise and the uninformative words cost.
 #include <dml/data/shard.hpp>
 
+#include "../common/cli.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -42,9 +44,7 @@
 
 namespace {
 
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using cli::usage_error;
 
 struct options {
   unsigned bits = 18;
@@ -236,105 +236,77 @@ class generator {
   std::unordered_map<std::uint32_t, std::pair<unsigned, double>> counts_;
 };
 
-template <class Number>
-Number parse_number(std::string_view name, std::string_view text) {
-  Number value{};
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc{} || end != text.data() + text.size() ||
-      (std::is_floating_point_v<Number> && !std::isfinite(double(value))))
-    throw usage_error(std::string(name) + " needs a number, got '" + std::string(text) + "'");
-  return value;
-}
+constexpr const char* description =
+    R"(Writes PREFIX.train and PREFIX.test in LIBSVM format: documents of Zipf-
+distributed words hashed into 2^bits features (tf-idf values, unit-length
+rows) labelled by a planted linear model, with label noise. Deterministic:
+the same options write the same files.)";
 
-options parse(int argc, char** argv) {
-  options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i], value;
-    const auto eq = arg.find('=');
-    if (eq != std::string_view::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else {
-      if (i + 1 == argc) throw usage_error(std::string(arg) + " needs a value");
-      value = argv[++i];
-    }
-    if (arg == "--out") {
-      if (value.empty()) throw usage_error("--out needs a file name prefix");
-      o.out = std::string(value);
-    } else if (arg == "--bits") {
-      o.bits = parse_number<unsigned>(arg, value);
-      if (o.bits < 4 || o.bits > 26) throw usage_error("--bits must be 4..26 (2^4 to 2^26 features)");
-    } else if (arg == "--rows" || arg == "--test-rows") {
-      const auto n = parse_number<std::size_t>(arg, value);
-      if (n == 0 || n > 100000000) throw usage_error(std::string(arg) + " must be 1..100000000");
-      (arg == "--rows" ? o.rows : o.test_rows) = n;
-    } else if (arg == "--density") {
-      o.density = parse_number<double>(arg, value);
-      if (!(o.density > 0 && o.density <= 1)) throw usage_error("--density must be in (0, 1]");
-    } else if (arg == "--nnz") {
-      o.nnz = parse_number<std::size_t>(arg, value);
-      if (o.nnz == 0 || o.nnz > 1000000) throw usage_error("--nnz must be 1..1000000");
-    } else if (arg == "--zipf") {
-      o.zipf = parse_number<double>(arg, value);
-      if (!(o.zipf > 0 && o.zipf <= 4)) throw usage_error("--zipf must be in (0, 4]");
-    } else if (arg == "--noise") {
-      o.noise = parse_number<double>(arg, value);
-      if (!(o.noise >= 0 && o.noise < 0.5)) throw usage_error("--noise must be in [0, 0.5)");
-    } else if (arg == "--classes") {
-      o.classes = parse_number<unsigned>(arg, value);
-      if (o.classes < 2 || o.classes > 100) throw usage_error("--classes must be 2..100");
-    } else if (arg == "--informative") {
-      o.informative = parse_number<std::size_t>(arg, value);
-      if (o.informative == 0) throw usage_error("--informative must be >= 1");
-    } else if (arg == "--skip") {
-      o.skip = parse_number<std::size_t>(arg, value);
-    } else if (arg == "--seed") {
-      o.seed = parse_number<std::uint64_t>(arg, value);
-    } else {
-      throw usage_error("unknown argument '" + std::string(arg) + "'");
-    }
-  }
+// The command line into o: --help printed (false), or parsed and checked.
+bool parse(int argc, char** argv, options& o) {
+  const auto app = cli::app("dml-gen-sparse", description);
+  app->get_formatter()->column_width(19);
+  app->add_option("--out", o.out, "file name prefix (required)")
+      ->option_text("PREFIX")
+      ->check(cli::not_empty("a file name prefix"));
+  app->add_option("--bits", o.bits, "2^K features, 4..26, default 18")
+      ->option_text("K")
+      ->check(cli::number_where<unsigned>([](unsigned b) { return b >= 4 && b <= 26; },
+                                          "must be 4..26 (2^4 to 2^26 features)"));
+  const auto rows = [](unsigned long long n) { return n >= 1 && n <= 100000000; };
+  app->add_option("--rows", o.rows, "training rows, default 10000")
+      ->option_text("N")
+      ->check(cli::number_where<unsigned long long>(rows, "must be 1..100000000"));
+  app->add_option("--test-rows", o.test_rows, "test rows, default rows / 4")
+      ->option_text("N")
+      ->check(cli::number_where<unsigned long long>(rows, "must be 1..100000000"));
+  app->add_option("--density", o.density, "distinct features per row as a share of 2^K, default 0.01")
+      ->option_text("X")
+      ->check(cli::number_where<double>([](double d) { return d > 0 && d <= 1; }, "must be in (0, 1]"));
+  app->add_option(
+         "--nnz", o.nnz,
+         "distinct features per row (overrides --density); rows\nvary uniformly between N/2 and 3N/2")
+      ->option_text("N")
+      ->check(cli::number_where<unsigned long long>(
+          [](unsigned long long n) { return n >= 1 && n <= 1000000; }, "must be 1..1000000"));
+  app->add_option("--zipf", o.zipf, "power-law exponent of the vocabulary, default 1.1")
+      ->option_text("S")
+      ->check(cli::number_where<double>([](double z) { return z > 0 && z <= 4; }, "must be in (0, 4]"));
+  app->add_option("--noise", o.noise, "share of rows whose label is replaced by a wrong one,\ndefault 0.05")
+      ->option_text("P")
+      ->check(cli::number_where<double>([](double p) { return p >= 0 && p < 0.5; }, "must be in [0, 0.5)"));
+  app->add_option("--classes", o.classes,
+                  "2: labels -1/1 (sign of w*.x); 3..100: labels 0..C-1\n(argmax of W*x); default 2")
+      ->option_text("C")
+      ->check(cli::number_where<unsigned>([](unsigned c) { return c >= 2 && c <= 100; }, "must be 2..100"));
+  app->add_option("--informative", o.informative,
+                  "the planted model weighs the features of the N most\nfrequent words after the --skip most "
+                  "frequent (the rest\nis noise), default 1024")
+      ->option_text("N")
+      ->check(
+          cli::number_where<unsigned long long>([](unsigned long long n) { return n >= 1; }, "must be >= 1"));
+  app->add_option("--skip", o.skip,
+                  "the most frequent words without planted weight (stop\nwords), default 100")
+      ->option_text("N")
+      ->check(cli::whole_number(0));
+  app->add_option("--seed", o.seed, "default 1")
+      ->option_text("N")
+      ->check(cli::whole_number<std::uint64_t>(0));
+  if (!cli::parse(*app, argc, argv)) return false;
   if (o.out.empty()) throw usage_error("--out PREFIX is required (writes PREFIX.train and PREFIX.test)");
   if (o.test_rows == 0) o.test_rows = std::max<std::size_t>(1, o.rows / 4);
   const double words =
       o.nnz ? static_cast<double>(o.nnz) : o.density * std::ldexp(1.0, static_cast<int>(o.bits));
   if (words > 1000000) throw usage_error("more than 10^6 nonzeros per row: lower --density or set --nnz");
-  return o;
+  return true;
 }
-
-constexpr const char* help = R"(usage: dml-gen-sparse --out PREFIX [options]
-Writes PREFIX.train and PREFIX.test in LIBSVM format: documents of Zipf-
-distributed words hashed into 2^bits features (tf-idf values, unit-length
-rows) labelled by a planted linear model, with label noise. Deterministic:
-the same options write the same files.
-  --out PREFIX     file name prefix (required)
-  --bits K         2^K features, 4..26, default 18
-  --rows N         training rows, default 10000
-  --test-rows N    test rows, default rows / 4
-  --density X      distinct features per row as a share of 2^K, default 0.01
-  --nnz N          distinct features per row (overrides --density); rows
-                   vary uniformly between N/2 and 3N/2
-  --zipf S         power-law exponent of the vocabulary, default 1.1
-  --noise P        share of rows whose label is replaced by a wrong one,
-                   default 0.05
-  --classes C      2: labels -1/1 (sign of w*.x); 3..100: labels 0..C-1
-                   (argmax of W*x); default 2
-  --informative N  the planted model weighs the features of the N most
-                   frequent words after the --skip most frequent (the rest
-                   is noise), default 1024
-  --skip N         the most frequent words without planted weight (stop
-                   words), default 100
-  --seed N         default 1
-)";
 
 }  // namespace
 
 int main(int argc, char** argv) {
   options o;
   try {
-    for (int i = 1; i < argc; ++i)
-      if (std::string_view(argv[i]) == "--help") return std::printf("%s", help) < 0 ? 1 : 0;
-    o = parse(argc, argv);
+    if (!parse(argc, argv, o)) return 0;  // --help
   } catch (const usage_error& e) {
     std::fprintf(stderr, "dml-gen-sparse: %s (see --help)\n", e.what());
     return 2;

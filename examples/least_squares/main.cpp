@@ -48,6 +48,7 @@
 #include <dml/fault/membership.hpp>
 #include <dml/vector/eigen.hpp>
 
+#include "../common/cli.hpp"
 #include "../common/launcher.hpp"
 
 #include <Eigen/Core>
@@ -62,6 +63,7 @@
 #include <exception>
 #include <initializer_list>
 #include <iterator>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -248,34 +250,9 @@ int check_against_single(settings s, const dataset& data) {
   return ok ? 0 : 1;
 }
 
-// A whole number >= min, or for floating types a finite number > 0.
-template <class Number>
-Number parse_number(std::string_view name, std::string_view text, Number min = 1) {
-  Number value{};
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  const bool ok = std::is_floating_point_v<Number> ? std::isfinite(double(value)) && value > 0 : value >= min;
-  if (ec != std::errc{} || end != text.data() + text.size() || !ok)
-    throw usage_error(std::string(name) + " needs " +
-                      (std::is_floating_point_v<Number> ? std::string("a positive number")
-                                                        : "a whole number >= " + std::to_string(min)) +
-                      ", got '" + std::string(text) + "'");
-  return value;
-}
-
-std::string parse_choice(std::string_view name, std::string_view text,
-                         std::initializer_list<std::string_view> ok) {
-  std::string list;
-  for (auto c : ok) {
-    if (c == text) return std::string(text);
-    list += (list.empty() ? "" : ", ") + std::string(c);
-  }
-  throw usage_error("unknown " + std::string(name.substr(2)) + " '" + std::string(text) +
-                    "'; choose one of " + list);
-}
-
 // --kill R@STEP: member R stops at training step STEP (1-based, counted
 // over all epochs). Checked against --ranks in check_kills().
-settings::planned_kill parse_kill(std::string_view text) {
+std::optional<settings::planned_kill> parse_kill(std::string_view text) {
   const auto at = text.find('@');
   settings::planned_kill k;
   k.text = std::string(text);
@@ -285,10 +262,7 @@ settings::planned_kill parse_kill(std::string_view text) {
   };
   if (at == std::string_view::npos || !whole(text.substr(0, at), k.member) ||
       !whole(text.substr(at + 1), k.step))
-    throw usage_error("--kill needs MEMBER@STEP, e.g. 3@20 (member 3 stops at training step 20), got '" +
-                      std::string(text) + "'");
-  if (k.step == 0)
-    throw usage_error("--kill " + k.text + ": steps are counted from 1 (the first training step)");
+    return std::nullopt;
   return k;
 }
 
@@ -317,58 +291,85 @@ void check_kills(const settings& s) {
   }
 }
 
-settings parse(int argc, char** argv) {
-  settings s;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i], value;
-    if (arg == "--check-against-single") {
-      s.check = true;
-      continue;
-    }
-    const auto eq = arg.find('=');
-    if (eq != std::string_view::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    }
-    static constexpr std::string_view known[] = {
-        "--ranks",    "--epochs",      "--dim",      "--samples",   "--batch", "--seed",      "--lr",
-        "--topology", "--consistency", "--exchange", "--transport", "--kill",  "--on-failure"};
-    if (std::find(std::begin(known), std::end(known), arg) == std::end(known))
-      throw usage_error("unknown argument '" + std::string(argv[i]) + "'");
-    if (eq == std::string_view::npos) {
-      if (i + 1 == argc) throw usage_error(std::string(arg) + " needs a value");
-      value = argv[++i];
-    }
-    if (arg == "--ranks") {
-      s.ranks = parse_number<std::size_t>(arg, value);
-      s.ranks_given = true;
-    } else if (arg == "--transport")
-      s.transport = parse_choice(arg, value, {"inproc", "mpi_rma", "mpi"});
-    else if (arg == "--epochs")
-      s.epochs = parse_number<std::size_t>(arg, value);
-    else if (arg == "--dim")
-      s.dim = parse_number<std::size_t>(arg, value);
-    else if (arg == "--samples")
-      s.samples = parse_number<std::size_t>(arg, value);
-    else if (arg == "--batch")
-      s.batch = parse_number<std::size_t>(arg, value);
-    else if (arg == "--seed")
-      s.seed = parse_number<std::uint64_t>(arg, value, 0);
-    else if (arg == "--lr")
-      s.lr = parse_number<float>(arg, value);
-    else if (arg == "--topology")
-      s.topology = parse_choice(arg, value, {"all", "halton", "root_expander", "ring"});
-    else if (arg == "--consistency")
-      s.consistency = parse_choice(arg, value, {"bsp", "asp", "ssp", "notify_ack"});
-    else if (arg == "--kill")
-      s.kills.push_back(parse_kill(value));
-    else if (arg == "--on-failure") {
-      s.on_failure = parse_choice(arg, value, {"tolerate", "abort"}) == "tolerate"
-                         ? dml::fault::policy::tolerate
-                         : dml::fault::policy::abort;
-      s.on_failure_given = true;
-    } else
-      s.exchange_models = parse_choice(arg, value, {"gradients", "models"}) == "models";
+constexpr const char* description =
+    R"(Trains linear least squares y = x . w by minibatch SGD on generated data
+(standard normal features, y = x . w* + N(0, 0.25)), data parallel over
+ranks that average gradients or models with a dml distributed vector.)";
+
+constexpr const char* footer = R"(Prints one line per epoch, one 'view E: ...' line per membership change, and
+finally 'final: loss=... seconds=... bytes=... epochs=...'.)";
+
+// The command line into s: --help printed (false), or parsed and checked.
+bool parse(int argc, char** argv, settings& s) {
+  const auto app = cli::app("dml-least-squares", description, footer);
+  app->add_option("--transport", s.transport,
+                  "inproc (threads, default) | mpi_rma | mpi (one rank per\nMPI process: mpiexec -n N "
+                  "dml-least-squares ...)")
+      ->option_text("NAME")
+      ->check(cli::one_of({"inproc", "mpi_rma", "mpi"}));
+  app->add_option("--ranks", s.ranks, "in-process ranks (threads) for inproc, default 8")
+      ->option_text("N")
+      ->check(cli::whole_number());
+  app->add_option("--topology", s.topology, "all | halton | root_expander | ring, default all")
+      ->option_text("NAME")
+      ->check(cli::one_of({"all", "halton", "root_expander", "ring"}));
+  app->add_option("--consistency", s.consistency, "bsp | asp | ssp (slack 2) | notify_ack, default bsp")
+      ->option_text("NAME")
+      ->check(cli::one_of({"bsp", "asp", "ssp", "notify_ack"}));
+  std::string exchange = "gradients", on_failure = "tolerate";
+  std::vector<std::string> kills;
+  app->add_option(
+         "--exchange", exchange,
+         "gradients | models, default gradients: averaging\ngradients is exact synchronous SGD with bsp "
+         "or\nnotify_ack over all; elsewhere average models")
+      ->option_text("WHAT")
+      ->check(cli::one_of({"gradients", "models"}));
+  app->add_option("--epochs", s.epochs, "passes over the data, default 10")
+      ->option_text("N")
+      ->check(cli::whole_number());
+  app->add_option("--lr", s.lr, "learning rate, default 0.05")
+      ->option_text("X")
+      ->check(cli::positive_number<float>());
+  app->add_option("--dim", s.dim, "features, default 32")->option_text("N")->check(cli::whole_number());
+  app->add_option("--samples", s.samples, "samples, default 8192")
+      ->option_text("N")
+      ->check(cli::whole_number());
+  app->add_option("--batch", s.batch, "minibatch per rank and step, default 32")
+      ->option_text("N")
+      ->check(cli::whole_number());
+  app->add_option("--seed", s.seed, "data seed, default 1")
+      ->option_text("N")
+      ->check(cli::whole_number<std::uint64_t>(0));
+  app->add_flag("--check-against-single", s.check, "also train 1 rank and check both reach the same loss");
+  app->add_option(
+         "--kill", kills,
+         "in-process only: member R (1 .. ranks-1) stops at\ntraining step STEP (from 1, counted over all "
+         "epochs)\nas if its process died; repeatable. Under MPI kill a\nprocess from outside (kill -9; "
+         "docs/fault-tolerance.md)")
+      ->option_text("R@STEP")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return parse_kill(v)
+                       ? std::string()
+                       : "needs MEMBER@STEP, e.g. 3@20 (member 3 stops at training step 20), got '" + v + "'";
+          },
+          "R@STEP"));
+  app->add_option(
+         "--on-failure", on_failure,
+         "tolerate | abort, default tolerate:\nthe survivors rebuild their vectors over themselves\nand go "
+         "on, or every survivor stops with an error\nnaming the dead")
+      ->option_text("WHAT")
+      ->check(cli::one_of({"tolerate", "abort"}));
+  if (!cli::parse(*app, argc, argv)) return false;
+  s.ranks_given = app->count("--ranks") > 0;
+  s.exchange_models = exchange == "models";
+  s.on_failure_given = app->count("--on-failure") > 0;
+  s.on_failure = on_failure == "tolerate" ? dml::fault::policy::tolerate : dml::fault::policy::abort;
+  for (const auto& k : kills) {
+    s.kills.push_back(*parse_kill(k));
+    if (s.kills.back().step == 0)
+      throw usage_error("--kill " + k + ": steps are counted from 1 (the first training step)");
   }
   if (s.ranks > 256)
     throw usage_error("--ranks " + std::to_string(s.ranks) + " is too many (at most 256 threads)");
@@ -386,7 +387,7 @@ settings parse(int argc, char** argv) {
   if (s.samples > (std::size_t{1} << 28) / s.dim)
     throw usage_error("--samples " + std::to_string(s.samples) + " x --dim " + std::to_string(s.dim) +
                       " is too much data for this example (at most 2^28 values)");
-  return s;
+  return true;
 }
 
 // Once the number of ranks is known (under MPI: after MPI started).
@@ -412,45 +413,12 @@ void print_view_change(const dml::fault::view_change& c) {
       1e3 * c.recovery_seconds);
 }
 
-constexpr const char* help = R"(usage: dml-least-squares [options]
-Trains linear least squares y = x . w by minibatch SGD on generated data
-(standard normal features, y = x . w* + N(0, 0.25)), data parallel over
-ranks that average gradients or models with a dml distributed vector.
-  --transport NAME       inproc (threads, default) | mpi_rma | mpi (one rank per
-                         MPI process: mpiexec -n N dml-least-squares ...)
-  --ranks N              in-process ranks (threads) for inproc, default 8
-  --topology NAME        all | halton | root_expander | ring, default all
-  --consistency NAME     bsp | asp | ssp (slack 2) | notify_ack, default bsp
-  --exchange WHAT        gradients | models, default gradients: averaging
-                         gradients is exact synchronous SGD with bsp or
-                         notify_ack over all; elsewhere average models
-  --epochs N             passes over the data, default 10
-  --lr X                 learning rate, default 0.05
-  --dim N                features, default 32
-  --samples N            samples, default 8192
-  --batch N              minibatch per rank and step, default 32
-  --seed N               data seed, default 1
-  --check-against-single also train 1 rank and check both reach the same loss
-  --kill R@STEP          in-process only: member R (1 .. ranks-1) stops at
-                         training step STEP (from 1, counted over all epochs)
-                         as if its process died; repeatable. Under MPI kill a
-                         process from outside (kill -9; docs/fault-tolerance.md)
-  --on-failure WHAT      tolerate | abort, default tolerate:
-                         the survivors rebuild their vectors over themselves
-                         and go on, or every survivor stops with an error
-                         naming the dead
-Prints one line per epoch, one 'view E: ...' line per membership change, and
-finally 'final: loss=... seconds=... bytes=... epochs=...'.
-)";
-
 }  // namespace
 
 int main(int argc, char** argv) {
   settings s;
   try {
-    for (int i = 1; i < argc; ++i)
-      if (std::string_view(argv[i]) == "--help") return std::fputs(help, stdout) < 0 ? 1 : 0;
-    s = parse(argc, argv);
+    if (!parse(argc, argv, s)) return 0;  // --help
   } catch (const usage_error& e) {
     std::fprintf(stderr, "dml-least-squares: %s (see --help)\n", e.what());
     return 2;

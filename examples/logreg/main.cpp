@@ -76,22 +76,29 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
     double seconds = 0;
 
     using clock = std::chrono::steady_clock;
+    // The row of the averaged model in avg (and the statistics in stats).
+    auto evaluate_row = [&](std::size_t epoch) {
+      const trainer::const_weights m(avg.data(), rows, cols);
+      const double loss =
+          train.visit([&](const auto& x) { return trainer::softmax_evaluate(m, x, train.y); }).first;
+      const double accuracy =
+          test.visit([&](const auto& x) { return trainer::softmax_evaluate(m, x, test.y); }).second;
+      return trainer::row{epoch, seconds, loss, accuracy, stats[0] * static_cast<double>(ranks), stats[1]};
+    };
     // [5] Once per epoch: average the replicas and statistics over all ranks
     // (a barrier), stop the clock -- `seconds` is wall time until every rank
-    // has finished the epoch -- and let rank 0 evaluate while the others wait.
+    // has finished the epoch -- and let one member evaluate while the others
+    // wait. After the last epoch every member keeps the average (under MPI
+    // another one may have to report it: trainer::report_final).
     auto report = [&](std::size_t epoch, clock::time_point start) {
       const double extras[] = {static_cast<double>(v.stats().bytes_sent), v.stats().full_share()};
-      const bool me = trainer::reports(comm);  // member 0, or the lowest survivor once it failed
-      mean.average(storage, extras, me ? &avg : nullptr, me ? &stats : nullptr);
+      const bool me = dml::io::leader(comm);  // member 0, or the lowest survivor once it failed
+      const bool keep = me || (epoch == s.epochs && !launch.in_process());
+      mean.average(storage, extras, keep ? &avg : nullptr, keep ? &stats : nullptr);
       seconds += std::chrono::duration<double>(clock::now() - start).count();
       if (me) {
         trainer::print_view_changes(comm, changes_printed);
-        const trainer::const_weights m(avg.data(), rows, cols);
-        const double loss =
-            train.visit([&](const auto& x) { return trainer::softmax_evaluate(m, x, train.y); }).first;
-        const double accuracy =
-            test.visit([&](const auto& x) { return trainer::softmax_evaluate(m, x, test.y); }).second;
-        last = {epoch, seconds, loss, accuracy, stats[0] * static_cast<double>(ranks), stats[1]};
+        last = evaluate_row(epoch);
         out.add(last);
       }
       mean.barrier();
@@ -126,6 +133,10 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
       }
       report(epoch, start);
     }
+    trainer::report_final(launch, comm, s, last, "accuracy", [&] {
+      trainer::print_view_changes(comm, changes_printed);
+      return evaluate_row(s.epochs);
+    });
   });
   return last;
 }
@@ -152,8 +163,8 @@ std::size_t libsvm_classes(sample_set& train, sample_set& test) {
   return std::max(2, top + 1);
 }
 
-constexpr const char* help_head = R"(usage: dml-logreg [options]
-Trains softmax regression by minibatch SGD, data parallel over ranks that
+constexpr const char* description =
+    R"(Trains softmax regression by minibatch SGD, data parallel over ranks that
 average their models with a dml distributed vector after every --cb-size
 examples. Data: Fashion-MNIST (pixels scaled to [0, 1], 10 classes) or
 LIBSVM files of up to 2^26 features, kept as sparse rows (a step costs the
@@ -165,16 +176,7 @@ length) on LIBSVM files (about the same product as 0.2 on Fashion-MNIST's
 pixels; 16 for unit-length rows). Epoch e steps with lr / sqrt(e).
 --cb-size defaults to 256; on LIBSVM files to the power of two >= features /
 (4 x mean nonzeros per row) if that is larger (each exchange moves the
-whole dense model), at most a rank's share of the samples.
-  --data FILE --test FILE  LIBSVM training and test files
-  --batch N              examples per SGD step, default 32; --cb-size
-                         (default 256) examples per rank between model
-                         averages: cb-size / batch local steps
-  --baseline mpi_allreduce  replace the dml vector by MPI_Allreduce of the
-                         model (the exact mean over all processes: plain
-                         synchronous SGD, the benchmarks' baseline); needs
-                         --transport mpi_rma or mpi
-)";
+whole dense model), at most a rank's share of the samples.)";
 
 }  // namespace
 
@@ -184,22 +186,22 @@ int main(int argc, char** argv) {
   s.cb_size = 256;
   s.lr = 0.2f;
   std::size_t batch = 32;  // examples per SGD step
-  bool allreduce = false;  // --baseline mpi_allreduce
-  try {
-    for (int i = 1; i < argc; ++i)
-      if (std::string_view(argv[i]) == "--help")
-        return std::printf("%s%s", help_head, trainer::common_help) < 0 ? 1 : 0;
-    s = trainer::parse(argc, argv, s,
-                       {{"--batch", "--baseline"}, [&](std::string_view name, std::string_view v) {
-                          if (name == "--baseline")
-                            allreduce = trainer::parse_choice(name, v, {"mpi_allreduce"}) == "mpi_allreduce";
-                          else
-                            batch = trainer::parse_number<std::size_t>(name, v);
-                        }});
-  } catch (const trainer::usage_error& e) {
-    std::fprintf(stderr, "dml-logreg: %s (see --help)\n", e.what());
-    return 2;
-  }
+  std::string baseline;    // --baseline mpi_allreduce
+  const auto app = trainer::command_line("dml-logreg", description, s);
+  app->add_option(
+         "--batch", batch,
+         "examples per SGD step, default 32; --cb-size\n(default 256) examples per rank between model\n"
+         "averages: cb-size / batch local steps")
+      ->option_text("N")
+      ->check(cli::whole_number());
+  app->add_option(
+         "--baseline", baseline,
+         "mpi_allreduce: replace the dml vector by MPI_Allreduce\nof the model (the exact mean over all "
+         "processes:\nplain synchronous SGD, the benchmarks' baseline);\nneeds --transport mpi_rma or mpi")
+      ->option_text("NAME")
+      ->check(cli::one_of({"mpi_allreduce"}));
+  if (const auto exit = trainer::parse(*app, argc, argv, s)) return *exit;
+  const bool allreduce = baseline == "mpi_allreduce";
   try {
     // starts MPI for --transport mpi_rma / mpi
     trainer::launcher launch(s.transport, s.ranks, argc, argv, trainer::planned_kills(s));

@@ -135,7 +135,7 @@ outcome train(trainer::launcher& launch, const dml::topology::any& topology, con
       mean.scatter();
       mean.gather();
       seconds += std::chrono::duration<double>(clock::now() - start).count();
-      if (rank == 0) {
+      if (dml::io::leader(comm)) {  // member 0, or the lowest survivor once it failed
         std::vector<float> avg(size);
         for (std::size_t i = 0; i < size; ++i) avg[i] = static_cast<float>(all[static_cast<Eigen::Index>(i)]);
         const auto [test_rmse, truth_rmse] = rmse(avg, p, data.test);
@@ -195,14 +195,12 @@ outcome train(trainer::launcher& launch, const dml::topology::any& topology, con
   return result;
 }
 
-constexpr const char* help_head = R"(usage: dml-mf-hogwild [options]
-Factorizes a generated rank-5 300 x 300 rating matrix (half observed, noise
+constexpr const char* description =
+    R"(Factorizes a generated rank-5 300 x 300 rating matrix (half observed, noise
 0.1) by SGD over ranks that publish the rows they change after
 every --cb-size ratings with a sparse distributed vector and the `replace`
 gather (distributed Hogwild). Reports the test RMSE (the noise level is the
-best possible) and the RMSE against the noiseless truth.
-  --noise X              noise standard deviation, default 0.1
-)";
+best possible) and the RMSE against the noiseless truth.)";
 
 }  // namespace
 
@@ -212,18 +210,14 @@ int main(int argc, char** argv) {
   s.cb_size = 16;
   s.lr = 0.05f;
   problem_size p;
-  try {
-    for (int i = 1; i < argc; ++i)
-      if (std::string_view(argv[i]) == "--help")
-        return std::printf("%s%s", help_head, trainer::common_help) < 0 ? 1 : 0;
-    s = trainer::parse(argc, argv, s, {{"--noise"}, [&](std::string_view name, std::string_view v) {
-                                         p.noise = trainer::parse_number<float>(name, v);
-                                       }});
-    if (!s.data.empty()) throw trainer::usage_error("dml-mf-hogwild generates its data (no --data)");
-  } catch (const trainer::usage_error& e) {
-    std::fprintf(stderr, "dml-mf-hogwild: %s (see --help)\n", e.what());
-    return 2;
-  }
+  const auto app = trainer::command_line("dml-mf-hogwild", description, s);
+  app->add_option("--noise", p.noise, "noise standard deviation, default 0.1")
+      ->option_text("X")
+      ->check(cli::positive_number<float>());
+  if (const auto exit = trainer::parse(*app, argc, argv, s, [&] {
+        if (!s.data.empty()) throw trainer::usage_error("dml-mf-hogwild generates its data (no --data)");
+      }))
+    return *exit;
   try {
     trainer::launcher launch(s.transport, s.ranks, argc, argv);  // starts MPI for --transport mpi_rma / mpi
     problem data = generate(p, s.seed);

@@ -164,6 +164,25 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
     double seconds = 0;
     std::size_t step = 0;
 
+    // The row of the averaged model and statistics in `mean` (every member
+    // holds them after a report).
+    auto evaluate_row = [&](std::size_t epoch) {
+      const auto all = mean.eigen();
+      net avg = model;
+      std::size_t at = 0;
+      for (auto& l : avg)
+        for (float& x : l.p) x = static_cast<float>(all[static_cast<Eigen::Index>(at++)]);
+      // The training loss over the first 10000 samples: a full pass would
+      // cost a third of an epoch.
+      const double loss = evaluate(avg, train, 10000).first,
+                   accuracy = evaluate(avg, test, test.x.rows()).second;
+      return trainer::row{epoch,
+                          seconds,
+                          loss,
+                          accuracy,
+                          all[static_cast<Eigen::Index>(total)] * static_cast<double>(ranks),
+                          all[static_cast<Eigen::Index>(total + 1)]};
+    };
     auto report = [&](std::size_t epoch, clock::time_point start) {  // [5]
       auto all = mean.eigen();
       std::size_t at = 0;
@@ -180,22 +199,9 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
       mean.scatter();
       mean.gather();
       seconds += std::chrono::duration<double>(clock::now() - start).count();
-      if (trainer::reports(comm)) {  // member 0, or the lowest survivor once it failed
+      if (dml::io::leader(comm)) {  // member 0, or the lowest survivor once it failed
         trainer::print_view_changes(comm, changes_printed);
-        net avg = model;
-        at = 0;
-        for (auto& l : avg)
-          for (float& x : l.p) x = static_cast<float>(all[static_cast<Eigen::Index>(at++)]);
-        // The training loss over the first 10000 samples: a full pass would
-        // cost a third of an epoch.
-        const double loss = evaluate(avg, train, 10000).first,
-                     accuracy = evaluate(avg, test, test.x.rows()).second;
-        last = {epoch,
-                seconds,
-                loss,
-                accuracy,
-                all[static_cast<Eigen::Index>(total)] * static_cast<double>(ranks),
-                all[static_cast<Eigen::Index>(total + 1)]};
+        last = evaluate_row(epoch);
         out.add(last);
       }
       mean.barrier();
@@ -280,23 +286,20 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
       }
       report(epoch, start);
     }
+    trainer::report_final(launch, comm, s, last, "accuracy", [&] {
+      trainer::print_view_changes(comm, changes_printed);
+      return evaluate_row(s.epochs);
+    });
   });
   return last;
 }
 
-constexpr const char* help_head = R"(usage: dml-mlp [options]
-Trains a 784-256-10 network (ReLU, softmax) on Fashion-MNIST by minibatch SGD,
+constexpr const char* description =
+    R"(Trains a 784-256-10 network (ReLU, softmax) on Fashion-MNIST by minibatch SGD,
 data parallel over ranks: gradients are averaged after every
 --cb-size examples per rank (the minibatch), whole models every
 --average-every steps. --lr defaults to 0.1 x sqrt(ranks): a step of R ranks
-sees a batch R times larger.
-  --average-every N      steps between model averages, default 8
-  --exchange HOW         layers (a vector per layer), fused (default: the
-                         layers in one vector group, one exchange per step),
-                         overlapped (fused, and each step's gradient
-                         exchange runs while the next gradient is computed;
-                         it is applied one step late)
-)";
+sees a batch R times larger.)";
 
 }  // namespace
 
@@ -307,25 +310,25 @@ int main(int argc, char** argv) {
   s.lr = 0.1f;
   std::size_t average_every = 8;
   exchange how = exchange::fused;
-  try {
-    for (int i = 1; i < argc; ++i)
-      if (std::string_view(argv[i]) == "--help")
-        return std::printf("%s%s", help_head, trainer::common_help) < 0 ? 1 : 0;
-    s = trainer::parse(
-        argc, argv, s,
-        {{"--average-every", "--exchange"}, [&](std::string_view name, std::string_view v) {
-           if (name == "--exchange") {
-             const auto w = trainer::parse_choice(name, v, {"layers", "fused", "overlapped"});
-             how = w == "layers" ? exchange::layers : w == "fused" ? exchange::fused : exchange::overlapped;
-           } else {
-             average_every = trainer::parse_number<std::size_t>(name, v);
-           }
-         }});
-    if (!s.data.empty()) throw trainer::usage_error("dml-mlp trains on Fashion-MNIST only (no --data)");
-  } catch (const trainer::usage_error& e) {
-    std::fprintf(stderr, "dml-mlp: %s (see --help)\n", e.what());
-    return 2;
-  }
+  std::string how_name = "fused";
+  const auto app = trainer::command_line("dml-mlp", description, s);
+  app->add_option("--average-every", average_every, "steps between model averages, default 8")
+      ->option_text("N")
+      ->check(cli::whole_number());
+  app->add_option(
+         "--exchange", how_name,
+         "layers (a vector per layer), fused (default: the\nlayers in one vector group, one exchange per "
+         "step),\noverlapped (fused, and each step's gradient\nexchange runs while the next gradient is "
+         "computed;\nit is applied one step late)")
+      ->option_text("HOW")
+      ->check(cli::one_of({"layers", "fused", "overlapped"}));
+  if (const auto exit = trainer::parse(*app, argc, argv, s, [&] {
+        if (!s.data.empty()) throw trainer::usage_error("dml-mlp trains on Fashion-MNIST only (no --data)");
+        how = how_name == "layers"  ? exchange::layers
+              : how_name == "fused" ? exchange::fused
+                                    : exchange::overlapped;
+      }))
+    return *exit;
   try {
     // starts MPI for --transport mpi_rma / mpi
     trainer::launcher launch(s.transport, s.ranks, argc, argv, trainer::planned_kills(s));

@@ -9,6 +9,8 @@
 #include <dml/comm/verbs.hpp>
 #include <dml/dml.hpp>
 
+#include "../common/cli.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -34,96 +36,69 @@ constexpr int exit_failed = 1;
 constexpr int exit_usage = 2;
 constexpr int exit_no_device = 77;
 
-struct usage_error {
-  std::string message;
-};
+using cli::usage_error;
 
 struct settings {
   bool list_only = false;
-  bool help = false;
   std::size_t iterations = 1000;
   std::size_t bytes = std::size_t{1} << 20;
   verbs::options transport;
 };
 
-void print_help() {
-  std::printf(
-      "usage: dml-rdma-selftest [--list] [--iterations N] [--bytes B]\n"
-      "                         [--device NAME] [--port P] [--gid-index G] [--wait-limit S]\n"
-      "\n"
-      "Checks dml's rdma-core transport (dml::comm::verbs) on this machine. Start it\n"
-      "under MPI with two or more processes, e.g.\n"
-      "  mpiexec -n 2 dml-rdma-selftest\n"
-      "(with one process only the loopback and vector checks run). Steps:\n"
-      "  1. list RDMA devices and ports with their state (all that --list does);\n"
-      "  2. loopback: every rank writes to its own memory through its adapter\n"
-      "     (inline, staged and multi-piece RDMA WRITEs, zero padding, atomics);\n"
-      "  3. latency: 8-byte RDMA WRITE ping-pong between ranks 0 and 1;\n"
-      "  4. bandwidth: rank 0 writes B bytes to rank 1, N/10 times (at least 10);\n"
-      "  5. vectors: bsp and notify_ack over all, ring, halton and root_expander,\n"
-      "     every combined value checked against the exact average.\n"
-      "\n"
-      "  --list          list devices and ports, then exit\n"
-      "  --iterations N  latency round trips (default 1000)\n"
-      "  --bytes B       size of one bandwidth write (default 1048576)\n"
-      "  --device NAME   RDMA device (default: DML_VERBS_DEVICE, else the first with\n"
-      "                  an ACTIVE port)\n"
-      "  --port P        port number (default: DML_VERBS_PORT, else the first ACTIVE)\n"
-      "  --gid-index G   GID table index (default: DML_VERBS_GID_INDEX, else automatic:\n"
-      "                  a RoCE v2 GID, preferably IPv4, on RoCE; none on InfiniBand)\n"
-      "  --wait-limit S  seconds any wait may take (default 60)\n"
-      "  --help          this text\n"
-      "\n"
-      "Exit status: 0 every check passed, 1 a check failed (or the transport\n"
-      "reported an error), 2 bad command line, 77 no ACTIVE RDMA port (nothing to\n"
-      "test; --list exits 77 then too).\n");
+// Accepts a whole number in [min, max].
+CLI::Validator count(std::size_t min, std::size_t max) {
+  return cli::number_where<std::size_t>(
+      [=](std::size_t x) { return x >= min && x <= max; },
+      "needs a whole number from " + std::to_string(min) + " to " + std::to_string(max));
 }
 
-std::size_t parse_count(std::string_view option, std::string_view text, std::size_t min, std::size_t max) {
-  std::size_t x = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
-  if (ec != std::errc{} || end != text.data() + text.size() || x < min || x > max)
-    throw usage_error{std::string(option) + " needs a whole number from " + std::to_string(min) + " to " +
-                      std::to_string(max) + ", got '" + std::string(text) + "'"};
-  return x;
-}
-
-settings parse(int argc, char** argv) {
-  settings s;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view a = argv[i];
-    std::string_view value;
-    bool has_value = false;
-    if (const auto eq = a.find('='); a.starts_with("--") && eq != std::string_view::npos) {
-      value = a.substr(eq + 1);
-      a = a.substr(0, eq);
-      has_value = true;
-    }
-    auto next = [&]() -> std::string_view {
-      if (has_value) return value;
-      if (i + 1 >= argc) throw usage_error{std::string(a) + " needs a value"};
-      return argv[++i];
-    };
-    if (a == "--help" || a == "-h")
-      s.help = true;
-    else if (a == "--list")
-      s.list_only = true;
-    else if (a == "--iterations")
-      s.iterations = parse_count(a, next(), 1, 100'000'000);
-    else if (a == "--bytes")
-      s.bytes = parse_count(a, next(), 8, std::size_t{1} << 30);
-    else if (a == "--device")
-      s.transport.device = std::string(next());
-    else if (a == "--port")
-      s.transport.port = static_cast<unsigned>(parse_count(a, next(), 1, 255));
-    else if (a == "--gid-index")
-      s.transport.gid_index = static_cast<int>(parse_count(a, next(), 0, 255));
-    else if (a == "--wait-limit")
-      s.transport.wait_limit = std::chrono::seconds(parse_count(a, next(), 1, 86'400));
-    else
-      throw usage_error{"unknown argument '" + std::string(argv[i]) + "' (see --help)"};
-  }
-  return s;
+// The command line into s: --help printed (false), or parsed.
+bool parse(int argc, char** argv, settings& s) {
+  const auto app = cli::app("dml-rdma-selftest",
+                            "Checks dml's rdma-core transport (dml::comm::verbs) on this machine. Start it\n"
+                            "under MPI with two or more processes, e.g.\n"
+                            "  mpiexec -n 2 dml-rdma-selftest\n"
+                            "(with one process only the loopback and vector checks run). Steps:\n"
+                            "  1. list RDMA devices and ports with their state (all that --list does);\n"
+                            "  2. loopback: every rank writes to its own memory through its adapter\n"
+                            "     (inline, staged and multi-piece RDMA WRITEs, zero padding, atomics);\n"
+                            "  3. latency: 8-byte RDMA WRITE ping-pong between ranks 0 and 1;\n"
+                            "  4. bandwidth: rank 0 writes B bytes to rank 1, N/10 times (at least 10);\n"
+                            "  5. vectors: bsp and notify_ack over all, ring, halton and root_expander,\n"
+                            "     every combined value checked against the exact average.",
+                            "\nExit status: 0 every check passed, 1 a check failed (or the transport\n"
+                            "reported an error), 2 bad command line, 77 no ACTIVE RDMA port (nothing to\n"
+                            "test; --list exits 77 then too).");
+  app->get_formatter()->column_width(17);
+  app->set_help_flag("-h,--help", "this text");
+  app->add_flag("--list", s.list_only, "list devices and ports, then exit");
+  app->add_option("--iterations", s.iterations, "latency round trips (default 1000)")
+      ->option_text("N")
+      ->check(count(1, 100'000'000));
+  app->add_option("--bytes", s.bytes, "size of one bandwidth write (default 1048576)")
+      ->option_text("B")
+      ->check(count(8, std::size_t{1} << 30));
+  app->add_option("--device", s.transport.device,
+                  "RDMA device (default: DML_VERBS_DEVICE, else the first with\nan ACTIVE port)")
+      ->option_text("NAME");
+  std::size_t port = 0, gid_index = 0, wait_limit = 0;
+  app->add_option("--port", port, "port number (default: DML_VERBS_PORT, else the first ACTIVE)")
+      ->option_text("P")
+      ->check(count(1, 255));
+  app->add_option(
+         "--gid-index", gid_index,
+         "GID table index (default: DML_VERBS_GID_INDEX, else automatic:\na RoCE v2 GID, preferably IPv4, "
+         "on RoCE; none on InfiniBand)")
+      ->option_text("G")
+      ->check(count(0, 255));
+  app->add_option("--wait-limit", wait_limit, "seconds any wait may take (default 60)")
+      ->option_text("S")
+      ->check(count(1, 86'400));
+  if (!cli::parse(*app, argc, argv)) return false;
+  if (app->count("--port")) s.transport.port = static_cast<unsigned>(port);
+  if (app->count("--gid-index")) s.transport.gid_index = static_cast<int>(gid_index);
+  if (app->count("--wait-limit")) s.transport.wait_limit = std::chrono::seconds(wait_limit);
+  return true;
 }
 
 // The rank mpiexec gave this process, read before MPI starts (so that only
@@ -392,14 +367,10 @@ int run(verbs::context& c, const settings& s) {
 int main(int argc, char** argv) {
   settings s;
   try {
-    s = parse(argc, argv);
+    if (!parse(argc, argv, s)) return 0;  // --help
   } catch (const usage_error& e) {
-    std::fprintf(stderr, "dml-rdma-selftest: %s\n", e.message.c_str());
+    std::fprintf(stderr, "dml-rdma-selftest: %s (see --help)\n", e.what());
     return exit_usage;
-  }
-  if (s.help) {
-    print_help();
-    return 0;
   }
   const bool printer = launcher_rank() == 0;
   const auto listing = verbs::list_devices();

@@ -183,23 +183,30 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
       if (dv && model.scale != 1) dv->scale(static_cast<float>(model.scale));
       model.fold();
     };
+    // The row of the averaged model in avg (and the statistics in stats).
+    auto evaluate_row = [&](std::size_t epoch) {
+      const Eigen::VectorXf w =
+          Eigen::Map<const Eigen::VectorXf>(avg.data(), static_cast<Eigen::Index>(d + 1));
+      return trainer::row{epoch,
+                          seconds,
+                          evaluate(w, train, o.lambda).first,
+                          evaluate(w, test, o.lambda).second,
+                          stats[0] * static_cast<double>(ranks),
+                          stats[1]};
+    };
     auto report = [&](std::size_t epoch, clock::time_point start) {  // [5]
       fold();
       const auto& vs = dv ? dv->stats() : v.stats();
       const double extras[] = {static_cast<double>(vs.bytes_sent), vs.full_share()};
-      const bool me = trainer::reports(comm);  // member 0, or the lowest survivor once it failed
-      mean.average({model.v.data(), d + 1}, extras, me ? &avg : nullptr, me ? &stats : nullptr);
+      const bool me = dml::io::leader(comm);  // member 0, or the lowest survivor once it failed
+      // After the last epoch every member keeps the average: under MPI
+      // another one may have to report it (trainer::report_final).
+      const bool keep = me || (epoch == s.epochs && !launch.in_process());
+      mean.average({model.v.data(), d + 1}, extras, keep ? &avg : nullptr, keep ? &stats : nullptr);
       seconds += std::chrono::duration<double>(clock::now() - start).count();
       if (me) {
         trainer::print_view_changes(comm, changes_printed);
-        const Eigen::VectorXf w =
-            Eigen::Map<const Eigen::VectorXf>(avg.data(), static_cast<Eigen::Index>(d + 1));
-        last = {epoch,
-                seconds,
-                evaluate(w, train, o.lambda).first,
-                evaluate(w, test, o.lambda).second,
-                stats[0] * static_cast<double>(ranks),
-                stats[1]};
+        last = evaluate_row(epoch);
         out.add(last);
       }
       mean.barrier();
@@ -264,12 +271,16 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
       }
       report(epoch, start);
     }
+    trainer::report_final(launch, comm, s, last, "accuracy", [&] {
+      trainer::print_view_changes(comm, changes_printed);
+      return evaluate_row(s.epochs);
+    });
   });
   return last;
 }
 
-constexpr const char* help_head = R"(usage: dml-svm-sgd [options]
-Trains a linear SVM (hinge loss, L2 regularization) by SGD with Bottou's
+constexpr const char* description =
+    R"(Trains a linear SVM (hinge loss, L2 regularization) by SGD with Bottou's
 step eta_t = 1 / (lambda (t + t0)), eta_0 = --lr, data parallel over
 ranks that average their models, projected into the ball
 |w| <= 1/sqrt(lambda), after every --cb-size samples. Data: Fashion-MNIST
@@ -280,27 +291,7 @@ that lowers the objective most in one pass over 1000 training samples
 (powers of 2 from 1), as Bottou's svmsgd chooses it. --cb-size: 64; on
 LIBSVM files by default the power of two >= features / (4 x mean nonzeros
 per row) if larger (each exchange moves the whole dense model), at most a
-rank's share of the samples.
-  --positive N           the +1 class, default 0 (T-shirt/top); for a LIBSVM
-                         file of two labels, the larger one
-  --negative N|rest      the -1 class, default 6 (shirt); rest: all others;
-                         for a LIBSVM file of two labels, the smaller one
-  --lambda X             regularization, default 1e-3 on Fashion-MNIST and
-                         1/n on LIBSVM files of n training samples
-                         (liblinear's default C = 1)
-  --data FILE --test FILE  LIBSVM training and test files
-  --exchange HOW          dense: the whole model every --cb-size samples;
-                         deltas: only the weights the samples changed
-                         (dml::delta_vector; LIBSVM data, bsp or notify_ack;
-                         no projection; --cb-size default 64); auto
-                         (default): deltas for such data of 2^22 or more
-                         features, dense otherwise
-  --baseline mpi_allreduce  replace the dml vector by MPI_Allreduce of the
-                         model, then the same projection (the exact mean
-                         over all processes: plain synchronous SGD, the
-                         benchmarks' baseline); needs --transport mpi_rma
-                         or mpi
-)";
+rank's share of the samples.)";
 
 }  // namespace
 
@@ -310,31 +301,53 @@ int main(int argc, char** argv) {
   s.cb_size = 64;
   s.lr = 0.001f;
   svm_options o;
-  try {
-    for (int i = 1; i < argc; ++i)
-      if (std::string_view(argv[i]) == "--help")
-        return std::printf("%s%s", help_head, trainer::common_help) < 0 ? 1 : 0;
-    s = trainer::parse(
-        argc, argv, s,
-        {{"--positive", "--negative", "--lambda", "--baseline", "--exchange"},
-         [&](std::string_view name, std::string_view v) {
-           if (name == "--exchange")
-             o.exchange = trainer::parse_choice(name, v, {"auto", "dense", "deltas"});
-           else if (name == "--baseline")
-             o.allreduce = trainer::parse_choice(name, v, {"mpi_allreduce"}) == "mpi_allreduce";
-           else if (name == "--lambda")
-             o.lambda = trainer::parse_number<float>(name, v), o.lambda_given = true;
-           else if (name == "--negative" && v == "rest")
-             o.negative = rest, o.classes_given = true;
-           else
-             (name == "--positive" ? o.positive : o.negative) = trainer::parse_number<int>(name, v, -1000000),
-                                                  o.classes_given = true;
-         }});
-    if (o.positive == o.negative) throw trainer::usage_error("--positive and --negative name the same class");
-  } catch (const trainer::usage_error& e) {
-    std::fprintf(stderr, "dml-svm-sgd: %s (see --help)\n", e.what());
-    return 2;
-  }
+  std::string negative, baseline;
+  const auto app = trainer::command_line("dml-svm-sgd", description, s);
+  app->add_option("--positive", o.positive,
+                  "the +1 class, default 0 (T-shirt/top); for a LIBSVM\nfile of two labels, the larger one")
+      ->option_text("N")
+      ->check(cli::whole_number<int>(-1000000));
+  app->add_option(
+         "--negative", negative,
+         "the -1 class, default 6 (shirt); rest: all others;\nfor a LIBSVM file of two labels, the smaller "
+         "one")
+      ->option_text("N|rest")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return v == "rest" || cli::to_number<int>(v, -1000000)
+                       ? std::string()
+                       : "needs a whole number >= -1000000 or 'rest', got '" + v + "'";
+          },
+          "N|rest"));
+  app->add_option(
+         "--lambda", o.lambda,
+         "regularization, default 1e-3 on Fashion-MNIST and\n1/n on LIBSVM files of n training samples\n"
+         "(liblinear's default C = 1)")
+      ->option_text("X")
+      ->check(cli::positive_number<float>());
+  app->add_option(
+         "--exchange", o.exchange,
+         "dense: the whole model every --cb-size samples;\ndeltas: only the weights the samples "
+         "changed\n(dml::delta_vector; LIBSVM data, bsp or notify_ack;\nno projection; --cb-size "
+         "default 64); auto\n(default): deltas for such data of 2^22 or more\nfeatures, dense otherwise")
+      ->option_text("HOW")
+      ->check(cli::one_of({"auto", "dense", "deltas"}));
+  app->add_option(
+         "--baseline", baseline,
+         "mpi_allreduce: replace the dml vector by MPI_Allreduce\nof the model, then the same projection "
+         "(the exact\nmean over all processes: plain synchronous SGD, the\nbenchmarks' baseline); needs "
+         "--transport mpi_rma\nor mpi")
+      ->option_text("NAME")
+      ->check(cli::one_of({"mpi_allreduce"}));
+  if (const auto exit = trainer::parse(*app, argc, argv, s, [&] {
+        o.allreduce = baseline == "mpi_allreduce";
+        o.lambda_given = app->count("--lambda") > 0;
+        o.classes_given = app->count("--positive") + app->count("--negative") > 0;
+        if (!negative.empty()) o.negative = negative == "rest" ? rest : std::stoi(negative);
+        if (o.positive == o.negative)
+          throw trainer::usage_error("--positive and --negative name the same class");
+      }))
+    return *exit;
   try {
     // starts MPI for --transport mpi_rma / mpi
     trainer::launcher launch(s.transport, s.ranks, argc, argv, trainer::planned_kills(s));

@@ -7,9 +7,12 @@
 #include <dml/topology.hpp>
 #include <dml/topology/spectral.hpp>
 
+#include <nlohmann/json.hpp>
+
+#include "../common/cli.hpp"
+
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cstddef>
 #include <cstdio>
 #include <exception>
@@ -19,7 +22,6 @@
 #include <sstream>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <vector>
 
 namespace {
@@ -50,10 +52,7 @@ constexpr std::array<kind_info, 10> kinds{{
     {"exponential", "i -> i + 2^k for every 2^k < n", false},
 }};
 
-// A bad command line: reported on stderr with exit code 2.
-struct usage_error {
-  std::string message;
-};
+using cli::usage_error;
 
 enum class format { text, json, dot, table };
 
@@ -64,113 +63,68 @@ struct options {
   format output = format::text;
 };
 
-void print_help(std::ostream& os) {
-  os << "usage: dml-topology [--kind KIND] [--n N] [--k K] [--json | --dot | --table]\n"
-        "\n"
-        "Builds a dml communication graph over N members and prints each member's\n"
-        "out- and in-neighbours, whether the graph is strongly connected and regular,\n"
-        "its diameter (rounds for an update to reach everyone), its spectral gap\n"
-        "(ASAP appendix A; larger mixes faster) and its messages per round.\n"
-        "Without arguments: --kind halton --n 25.\n"
-        "\n"
-        "  --kind KIND  one of the kinds below (default halton)\n"
-        "  --n N        number of members, 1.."
-     << max_members
-     << " (default 25)\n"
-        "  --k K        fan-out of halton and naive_halton, 1..N-1 (default ceil(log2 N))\n"
-        "  --json       one JSON object: kind, n, out, in, connected, regular,\n"
-        "               diameter (-1 when not connected), spectral_gap, messages_per_round\n"
-        "  --dot        Graphviz DOT (pipe into `dot -Tsvg`)\n"
-        "  --table      spectral gap, out-degree and diameter of every kind for\n"
-        "               n = 4, 6, 8, 16, 25, 64, 100, 256\n"
-        "  --help       this text\n"
-        "\n"
-        "kinds:\n";
-  for (const auto& k : kinds) {
-    std::string padded(k.name);
-    padded.resize(15, ' ');
-    os << "  " << padded << k.description << "\n";
-  }
-}
-
 const kind_info* find_kind(std::string_view name) {
   const auto it =
       std::find_if(kinds.begin(), kinds.end(), [&](const kind_info& k) { return k.name == name; });
   return it == kinds.end() ? nullptr : &*it;
 }
 
-std::size_t parse_count(std::string_view option, std::string_view text) {
-  std::size_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec == std::errc::invalid_argument || end != text.data() + text.size()) {
-    throw usage_error{std::string(option) + " needs a non-negative whole number, got '" + std::string(text) +
-                      "'"};
-  }
-  if (ec == std::errc::result_out_of_range) {
-    throw usage_error{std::string(option) + " value '" + std::string(text) + "' is too large"};
-  }
-  return value;
-}
-
-// Returns nothing when --help was asked for.
-std::optional<options> parse(std::span<char*> args) {
+// The command line: nothing when --help printed the help.
+std::optional<options> parse(int argc, char** argv) {
   options opt;
-  bool kind_given = false;
-  bool n_given = false;
-  bool format_given = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string_view arg = args[i];
-    std::optional<std::string_view> inline_value;
-    if (const auto eq = arg.find('='); arg.starts_with("--") && eq != std::string_view::npos) {
-      inline_value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    }
-    auto value = [&]() -> std::string_view {
-      if (inline_value) return *inline_value;
-      if (i + 1 >= args.size()) throw usage_error{std::string(arg) + " needs a value"};
-      return args[++i];
-    };
-    auto set_format = [&](format f) {
-      if (inline_value) throw usage_error{std::string(arg) + " takes no value"};
-      if (format_given) throw usage_error{"choose at most one of --json, --dot and --table"};
-      format_given = true;
-      opt.output = f;
-    };
-    if (arg == "--help" || arg == "-h") {
-      return std::nullopt;
-    } else if (arg == "--kind") {
-      opt.kind = value();
-      kind_given = true;
-    } else if (arg == "--n") {
-      opt.n = parse_count("--n", value());
-      n_given = true;
-    } else if (arg == "--k") {
-      opt.k = parse_count("--k", value());
-    } else if (arg == "--json") {
-      set_format(format::json);
-    } else if (arg == "--dot") {
-      set_format(format::dot);
-    } else if (arg == "--table") {
-      set_format(format::table);
-    } else {
-      throw usage_error{"unknown argument '" + std::string(args[i]) + "' (see --help)"};
-    }
+  std::string kind_list;
+  for (const auto& k : kinds) {
+    std::string padded(k.name);
+    padded.resize(15, ' ');
+    kind_list += "  " + padded + std::string(k.description) + "\n";
   }
+  const auto app = cli::app("dml-topology",
+                            "Builds a dml communication graph over N members and prints each member's\n"
+                            "out- and in-neighbours, whether the graph is strongly connected and regular,\n"
+                            "its diameter (rounds for an update to reach everyone), its spectral gap\n"
+                            "(ASAP appendix A; larger mixes faster) and its messages per round.\n"
+                            "Without arguments: --kind halton --n 25.",
+                            "\nkinds:\n" + kind_list);
+  app->get_formatter()->column_width(15);
+  app->set_help_flag("-h,--help", "this text");
+  CLI::Validator kind_names(
+      [](std::string& v) {
+        if (find_kind(v)) return std::string();
+        std::string known;
+        for (const auto& k : kinds) known += (known.empty() ? "" : ", ") + std::string(k.name);
+        return "unknown kind '" + v + "'; choose one of " + known;
+      },
+      "KIND");
+  app->add_option("--kind", opt.kind, "one of the kinds below (default halton)")
+      ->option_text("KIND")
+      ->check(kind_names);
+  app->add_option("--n", opt.n, "number of members, 1.." + std::to_string(max_members) + " (default 25)")
+      ->option_text("N")
+      ->check(cli::whole_number(0));
+  app->add_option("--k", opt.k, "fan-out of halton and naive_halton, 1..N-1 (default ceil(log2 N))")
+      ->option_text("K")
+      ->check(cli::whole_number(0));
+  bool json = false, dot = false, table = false;
+  app->add_flag("--json", json,
+                "one JSON object: kind, n, out, in, connected, regular,\ndiameter (-1 when not connected), "
+                "spectral_gap, messages_per_round");
+  app->add_flag("--dot", dot, "Graphviz DOT (pipe into `dot -Tsvg`)");
+  app->add_flag("--table", table,
+                "spectral gap, out-degree and diameter of every kind for\nn = 4, 6, 8, 16, 25, 64, 100, 256");
+  if (!cli::parse(*app, argc, argv)) return std::nullopt;
+  if (int(json) + int(dot) + int(table) > 1)
+    throw usage_error("choose at most one of --json, --dot and --table");
+  opt.output = json ? format::json : dot ? format::dot : table ? format::table : format::text;
   if (opt.output == format::table) {
-    if (kind_given || n_given || opt.k)
-      throw usage_error{"--table compares every kind; it takes no --kind, --n or --k"};
+    if (app->count("--kind") + app->count("--n") + app->count("--k") > 0)
+      throw usage_error("--table compares every kind; it takes no --kind, --n or --k");
     return opt;
   }
-  const kind_info* kind = find_kind(opt.kind);
-  if (kind == nullptr) {
-    std::string known;
-    for (const auto& k : kinds) known += (known.empty() ? "" : ", ") + std::string(k.name);
-    throw usage_error{"unknown kind '" + opt.kind + "'; choose one of " + known};
-  }
-  if (opt.k && !kind->takes_k) throw usage_error{"--k applies only to --kind halton and naive_halton"};
+  if (opt.k && !find_kind(opt.kind)->takes_k)
+    throw usage_error("--k applies only to --kind halton and naive_halton");
   if (opt.n > max_members) {
-    throw usage_error{"--n " + std::to_string(opt.n) + " is too large for this tool (at most " +
-                      std::to_string(max_members) + ": the analysis is cubic in n)"};
+    throw usage_error("--n " + std::to_string(opt.n) + " is too large for this tool (at most " +
+                      std::to_string(max_members) + ": the analysis is cubic in n)");
   }
   return opt;
 }
@@ -219,14 +173,6 @@ std::string fixed(double x, int digits) {
   // A gap of -1e-17 is rounding noise around 0; do not print "-0.0000".
   if (s.starts_with('-') && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);
   return s;
-}
-
-// Shortest text that reads back as the same double: valid JSON for any
-// finite value.
-std::string json_number(double x) {
-  std::array<char, 64> buf{};
-  const auto res = std::to_chars(buf.data(), buf.data() + buf.size(), x);
-  return std::string(buf.data(), res.ptr);
 }
 
 struct analysis {
@@ -309,18 +255,24 @@ void print_text(const options& opt, const topo::graph& g, const analysis& a) {
 
 void print_json(const options& opt, const topo::graph& g, const analysis& a) {
   auto lists = [&](bool out) {
-    std::string s = "[";
+    std::vector<std::vector<dml::member_id>> l;
     for (const auto id : g.members()) {
-      if (s.size() > 1) s += ",";
-      s += "[" + join(out ? g.out(id) : g.in(id), ",") + "]";
+      const auto ids = out ? g.out(id) : g.in(id);
+      l.emplace_back(ids.begin(), ids.end());
     }
-    return s + "]";
+    return l;
   };
-  std::cout << "{\"kind\":\"" << opt.kind << "\",\"n\":" << g.size() << ",\"out\":" << lists(true)
-            << ",\"in\":" << lists(false) << ",\"connected\":" << (a.connected ? "true" : "false")
-            << ",\"regular\":" << (a.regular ? "true" : "false") << ",\"diameter\":" << a.diameter
-            << ",\"spectral_gap\":" << json_number(a.gap) << ",\"messages_per_round\":" << a.messages
-            << "}\n";
+  nlohmann::ordered_json j;  // keys in this order
+  j["kind"] = opt.kind;
+  j["n"] = g.size();
+  j["out"] = lists(true);
+  j["in"] = lists(false);
+  j["connected"] = a.connected;
+  j["regular"] = a.regular;
+  j["diameter"] = a.diameter;
+  j["spectral_gap"] = a.gap;
+  j["messages_per_round"] = a.messages;
+  std::cout << j.dump() << "\n";
 }
 
 void print_dot(const options& opt, const topo::graph& g, const analysis& a) {
@@ -388,12 +340,9 @@ void print_table() {
                "root_exp: root_expander; ring2: bidirectional ring; chain: bidirectional path.\n";
 }
 
-int run(std::span<char*> args) {
-  const auto opt = parse(args);
-  if (!opt) {
-    print_help(std::cout);
-    return 0;
-  }
+int run(int argc, char** argv) {
+  const auto opt = parse(argc, argv);
+  if (!opt) return 0;  // --help
   if (opt->output == format::table) {
     print_table();
     return 0;
@@ -418,9 +367,9 @@ int run(std::span<char*> args) {
 
 int main(int argc, char** argv) {
   try {
-    return run(std::span<char*>(argv + 1, static_cast<std::size_t>(argc > 0 ? argc - 1 : 0)));
+    return run(argc, argv);
   } catch (const usage_error& e) {
-    std::cerr << "dml-topology: " << e.message << "\n";
+    std::cerr << "dml-topology: " << e.what() << "\n";
   } catch (const dml::config_error& e) {  // n = 0, k >= n and the like, worded by the library
     std::cerr << "dml-topology: " << e.what() << "\n";
   } catch (const std::exception& e) {

@@ -10,6 +10,7 @@
 #include <dml/consistency.hpp>
 #include <dml/error.hpp>
 #include <dml/fwd.hpp>
+#include <dml/io.hpp>
 #include <dml/topology.hpp>
 #include <dml/vector.hpp>
 #include <dml/version.hpp>

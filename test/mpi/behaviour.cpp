@@ -155,6 +155,62 @@ TEST_CASE("bootstrap: records of any length, typed records and pairwise records"
   CHECK_THROWS_AS(dml::comm::bootstrap::pairwise(comm, {}), dml::config_error);
 }
 
+TEST_CASE("broadcast: values and spans from several roots; mismatches are config_errors on every rank",
+          "[transport]") {
+  auto& c = world();
+  const auto n = c.size();
+  const auto me = c.rank();
+  struct sample {
+    std::uint16_t tag;
+    double step;
+    std::int64_t shape[2];
+  };
+  for (const dml::member_id root : {dml::member_id{0}, n / 2, n - 1}) {
+    sample v{static_cast<std::uint16_t>(me + 1),
+             0.5 * static_cast<double>(me),
+             {static_cast<std::int64_t>(me), -1}};
+    dml::broadcast(c, v, root);
+    CHECK(v.tag == root + 1);
+    CHECK(v.step == 0.5 * static_cast<double>(root));
+    CHECK(v.shape[0] == static_cast<std::int64_t>(root));
+    for (const std::size_t size : {std::size_t{0}, std::size_t{1}, std::size_t{1000}, std::size_t{70000}}) {
+      std::vector<double> data(size);
+      for (std::size_t i = 0; i < size; ++i) data[i] = static_cast<double>(me) * 1e6 + static_cast<double>(i);
+      dml::broadcast(c, std::span(data), root);
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < size; ++i)
+        wrong += data[i] == static_cast<double>(root) * 1e6 + static_cast<double>(i) ? 0 : 1;
+      CHECK(wrong == 0);
+    }
+  }
+  // Every rank must see the same config_error, and none may keep a partial copy.
+  auto expect_config_error = [&](auto&& call, const std::string& needle) {
+    std::string what;
+    try {
+      call();
+    } catch (const dml::config_error& e) {
+      what = e.what();
+    }
+    INFO(what);
+    CHECK(what.find(needle) != std::string::npos);
+    c.barrier();
+  };
+  if (n >= 2) {
+    std::vector<float> data(me == n - 1 ? 9 : 8, static_cast<float>(me));
+    expect_config_error(
+        [&] { dml::broadcast(c, std::span(data), 0); },
+        "member " + std::to_string(n - 1) + " passes 9 elements of 4 bytes, the root (member 0) 8");
+    for (float x : data) CHECK(x == static_cast<float>(me));
+    int v = 0;
+    expect_config_error([&] { dml::broadcast(c, v, me == 1 ? 1 : 0); },
+                        "disagree on the root: member 0 passes root 0, member 1 root 1");
+  }
+  int v = static_cast<int>(me);
+  expect_config_error([&] { dml::broadcast(c, v, n); },
+                      "root " + std::to_string(n) + " is not a live member");
+  CHECK(v == static_cast<int>(me));
+}
+
 TEST_CASE("config: members that disagree on a vector get config_error on every rank", "[config]") {
   auto& c = world();
   const auto me = c.rank();

@@ -101,9 +101,23 @@ class mpi_rma {
 
   /// Starts MPI with MPI_Init_thread unless it is running already; MPI is
   /// finalized after the last dml context only if dml started it. The group
-  /// is MPI_COMM_WORLD.
+  /// is MPI_COMM_WORLD. MPI may remove its own arguments from main's
+  /// (argc, argv).
   mpi_rma(int& argc, char**& argv, std::chrono::milliseconds wait_limit = default_wait_limit)
       : env_(argc, argv, who, wait_limit), wait_limit_(wait_limit) {
+    group_.attach(MPI_COMM_WORLD, wait_limit_);
+  }
+  /// As above, from arguments passed by value or read-only (`const char**`,
+  /// a copy of argc): MPI sees a copy and the caller's stay unchanged. argv
+  /// may be null when argc is 0.
+  mpi_rma(int argc, const char* const* argv, std::chrono::milliseconds wait_limit = default_wait_limit)
+      : env_(argc, argv, who, wait_limit), wait_limit_(wait_limit) {
+    group_.attach(MPI_COMM_WORLD, wait_limit_);
+  }
+  /// As above, without the program's arguments (MPI_Init_thread(nullptr,
+  /// nullptr, ...)): for a library or a test that has no argv to pass.
+  explicit mpi_rma(std::chrono::milliseconds wait_limit = default_wait_limit)
+      : env_(nullptr, who, wait_limit), wait_limit_(wait_limit) {
     group_.attach(MPI_COMM_WORLD, wait_limit_);
   }
   /// A context over (a duplicate of) `comm`. MPI must be initialized.

@@ -126,12 +126,67 @@ class environment {
                          "(argc, argv), or call MPI_Init before passing a communicator");
     ++process().contexts;
   }
-  /// For contexts built from (argc, argv): starts MPI if it is not running.
+  /// For contexts built from the program's (argc, argv): starts MPI if it
+  /// is not running, letting MPI remove its own arguments from them.
   /// MPI_Init_thread waits for every process of the job; past `limit` (one
   /// of them died while starting) the watchdog ends this process.
   environment(int& argc, char**& argv, const char* who,
               std::chrono::steady_clock::duration limit = std::chrono::seconds(60))
       : who_(who), limit_(limit) {
+    start(&argc, &argv);
+  }
+  /// For contexts built from a copy of the arguments, or read-only ones
+  /// (`const char**`): MPI sees a copy of the pointer array (it may reorder
+  /// pointers, never the strings), and the caller's arguments stay as they
+  /// are.
+  environment(int argc, const char* const* argv, const char* who,
+              std::chrono::steady_clock::duration limit = std::chrono::seconds(60))
+      : who_(who), limit_(limit) {
+    if (argc < 0)
+      throw config_error(std::string(who) + ": argc is " + std::to_string(argc) + "; it cannot be negative");
+    if (argc > 0 && argv == nullptr)
+      throw config_error(std::string(who) + ": argc is " + std::to_string(argc) + " but argv is null");
+    if (argv == nullptr) {
+      start(nullptr, nullptr);
+      return;
+    }
+    std::vector<char*> copy;
+    copy.reserve(static_cast<std::size_t>(argc) + 1);
+    // MPI's signature takes char*** for historical reasons; it does not write
+    // to the strings.
+    for (int i = 0; i < argc; ++i) copy.push_back(const_cast<char*>(argv[i]));
+    copy.push_back(nullptr);  // argv[argc] is null, as MPI implementations expect
+    int count = argc;
+    char** pointers = copy.data();
+    start(&count, &pointers);
+  }
+  /// For contexts built without the program's arguments:
+  /// MPI_Init_thread(nullptr, nullptr, ...), which MPI allows.
+  environment(std::nullptr_t, const char* who,
+              std::chrono::steady_clock::duration limit = std::chrono::seconds(60))
+      : who_(who), limit_(limit) {
+    start(nullptr, nullptr);
+  }
+  environment(const environment&) = delete;
+  environment& operator=(const environment&) = delete;
+  ~environment() {
+    auto& p = process();
+    if (--p.contexts > 0 || !p.initialized_by_dml || finalized()) return;
+    // After a peer failure MPI_Finalize would wait for the dead process
+    // forever (Open MPI 4.1 runs a fence in it); the process then ends
+    // without finalizing, which mpiexec --enable-recovery tolerates.
+    if (p.broken) return;
+    // Every context passed its closing barrier, so all members are here; one
+    // that dies right now would still keep the others in the fence forever.
+    watchdog::scope guard(who_, "MPI_Finalize (shut-down)", limit_);
+    MPI_Finalize();
+  }
+
+ private:
+  // Starts MPI unless it runs already; argc and argv may both be null.
+  void start(int* argc, char*** argv) {
+    const char* who = who_;
+    auto limit = limit_;
     if (finalized())
       throw config_error(std::string(who) + ": MPI was already finalized in this process; it cannot restart");
     if (!initialized()) {
@@ -151,29 +206,14 @@ class environment {
       }
       {
         watchdog::scope guard(who, "MPI_Init_thread (start-up)", limit);
-        rc = MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+        rc = MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
       }
       check(rc, who, "MPI_Init_thread");
       process().initialized_by_dml = true;
     }
     ++process().contexts;
   }
-  environment(const environment&) = delete;
-  environment& operator=(const environment&) = delete;
-  ~environment() {
-    auto& p = process();
-    if (--p.contexts > 0 || !p.initialized_by_dml || finalized()) return;
-    // After a peer failure MPI_Finalize would wait for the dead process
-    // forever (Open MPI 4.1 runs a fence in it); the process then ends
-    // without finalizing, which mpiexec --enable-recovery tolerates.
-    if (p.broken) return;
-    // Every context passed its closing barrier, so all members are here; one
-    // that dies right now would still keep the others in the fence forever.
-    watchdog::scope guard(who_, "MPI_Finalize (shut-down)", limit_);
-    MPI_Finalize();
-  }
 
- private:
   const char* who_ = "dml";
   std::chrono::steady_clock::duration limit_ = std::chrono::seconds(60);
 };

@@ -151,6 +151,61 @@ TEST_CASE("transport: puts land zero padded and in order; atomics return the pre
   }
 }
 
+TEST_CASE("transport: get reads every member's words and sees this member's earlier puts", "[transport]") {
+  auto& c = world();
+  const auto n = c.size();
+  const auto me = c.rank();
+  const auto next = (me + 1) % n;
+  int wrong = 0;
+  {
+    auto s = c.create_segment(6 + me, 1);
+    std::vector<std::uint64_t> mine(6 + me);
+    for (std::size_t w = 0; w < mine.size(); ++w) mine[w] = 1000 * (me + 1) + w;
+    s.put(me, 0, std::as_bytes(std::span(mine)));
+    s.flush(me);
+    c.barrier();
+    for (dml::member_id m = 0; m < n; ++m) {
+      std::vector<std::uint64_t> got(6 + m);
+      s.get(m, 0, std::as_writable_bytes(std::span(got)));
+      for (std::size_t w = 0; w < got.size(); ++w) wrong += got[w] != 1000 * (m + 1) + w ? 1 : 0;
+      std::array<char, 5> five{};  // a partial last word
+      s.get(m, 2, std::as_writable_bytes(std::span(five)));
+      const std::uint64_t expect = 1000 * (m + 1) + 2;
+      wrong += std::memcmp(five.data(), &expect, 5) != 0 ? 1 : 0;
+    }
+    c.barrier();  // everyone has read before anyone overwrites
+    // Without a flush in between, a get sees this member's put before it
+    // (one writer per word: word 5 of next is written by me alone).
+    for (std::uint64_t round = 1; round <= 20; ++round) {
+      const std::uint64_t v = round * 100 + me;
+      s.put(next, 5, std::as_bytes(std::span(&v, 1)));
+      std::uint64_t back = 0;
+      s.get(next, 5, std::as_writable_bytes(std::span(&back, 1)));
+      wrong += back != v ? 1 : 0;
+    }
+    std::array<std::uint64_t, 2> two{};
+    CHECK_THROWS_AS(s.get(next, 5 + next, std::as_writable_bytes(std::span(two))), dml::comm_error);
+    c.barrier();
+  }
+  {
+    // Larger than the two-sided transport's eager limit, with a partial word.
+    constexpr std::size_t words = 40'000;
+    auto s = c.create_segment(words, 1);
+    const auto p = pattern(8 * words, static_cast<unsigned>(me));
+    s.put(me, 0, p);
+    s.flush(me);
+    c.barrier();
+    std::vector<std::byte> got(8 * words - 3);
+    s.get(next, 0, got);
+    const auto want = pattern(8 * words, static_cast<unsigned>(next));
+    wrong += std::equal(got.begin(), got.end(), want.begin()) ? 0 : 1;
+    c.barrier();
+  }
+  int total = 0;
+  for (int w : mpi_test::all_values(c, wrong)) total += w;
+  REQUIRE(total == 0);
+}
+
 TEST_CASE("transport: contexts over MPI_Comm, Boost.MPI and split communicators", "[transport]") {
   const auto n = world().size();
   {

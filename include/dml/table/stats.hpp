@@ -28,10 +28,11 @@ struct table_stats {
   std::uint64_t batches_applied = 0;  ///< (member, clock) batches this member applied as owner
   std::uint64_t evictions = 0;        ///< rows evicted from the cache
   std::uint64_t rebuilds = 0;         ///< view changes the table was rebuilt for
-  /// Row updates of members that failed, withdrawn in a view change, as far
-  /// as they reached this member as owner (a failed member's updates to rows
-  /// it owned, or that it had not sent yet, reach nobody and are not
-  /// counted here).
+  /// Row deltas of members that failed (a member's updates to one row in
+  /// one clock travel as one delta), withdrawn in a view change, as far as
+  /// they had reached this member as owner: a failed member's updates to
+  /// rows it owned, or that it had not sent yet, reached nobody and are not
+  /// counted anywhere.
   std::uint64_t lost_updates = 0;
   std::uint64_t migrations = 0;  ///< placements applied (end_recording with place_rows)
 };

@@ -217,7 +217,7 @@ class table {
     if (recording_ && *recording_ == recording::virtual_iteration)
       throw config_error("dml::table::sync: not inside a virtual iteration (call end_recording() first)");
     clock();
-    guarded([&] { quiesce(); });
+    collective([&] { quiesce(); });
     invalidate();
   }
 
@@ -251,7 +251,7 @@ class table {
   void end_recording() {
     if (!recording_) throw config_error("dml::table::end_recording: no recording was begun");
     recording_.reset();
-    guarded([&] { specialize(); });
+    collective([&] { specialize(); });
   }
 
   /// Whether a recording is under way.
@@ -831,22 +831,31 @@ class table {
       problem = e.what();
     }
     description_ = describe();
-    std::string record(sizeof clock_, '\0');
-    std::memcpy(record.data(), &clock_, sizeof clock_);
+    const std::uint64_t mine[3] = {clock_, placements_, collectives_done_};
+    std::string record(sizeof mine, '\0');
+    std::memcpy(record.data(), mine, sizeof mine);
     record += problem.empty() ? description_ : "!" + problem;
     const auto all = comm_->exchange(std::as_bytes(std::span<const char>(record.data(), record.size())));
     if (all.size() != view.live.size()) throw comm_error("dml::table: malformed build records");
     std::vector<std::uint64_t> clocks(n, 0);
     std::vector<std::string> texts;
+    bool same_layout = true;
+    std::uint64_t placements = 0, done = 0;
     for (std::size_t i = 0; i < all.size(); ++i) {
-      if (all[i].size() < sizeof(std::uint64_t))
+      std::uint64_t theirs[3] = {0, 0, 0};
+      if (all[i].size() < sizeof theirs)
         throw comm_error("dml::table: malformed build record from member " + std::to_string(view.live[i]));
-      std::memcpy(&clocks[view.live[i]], all[i].data(), sizeof(std::uint64_t));
-      texts.emplace_back(reinterpret_cast<const char*>(all[i].data()) + sizeof(std::uint64_t),
-                         all[i].size() - sizeof(std::uint64_t));
+      std::memcpy(theirs, all[i].data(), sizeof theirs);
+      clocks[view.live[i]] = theirs[0];
+      same_layout = same_layout && theirs[1] == placements_;
+      placements = std::max(placements, theirs[1]);
+      done = std::max(done, theirs[2]);
+      texts.emplace_back(reinterpret_cast<const char*>(all[i].data()) + sizeof theirs,
+                         all[i].size() - sizeof theirs);
     }
     check_agreement(texts, view);
     epoch_ = view.epoch;
+    collectives_done_ = done;  // a step some survivor completed counts as done for all
     // Values to carry over: every survivor's own updates after a failure,
     // or the owners' rows when they move.
     std::vector<T> old_master;
@@ -855,10 +864,14 @@ class table {
       old_master = std::move(master_);
       old_layout = layout_;
       layout_ = std::move(next_layout_);
-    } else if (layout_.rows() == rows_) {
+      ++placements_;
+    } else if (layout_.rows() == rows_ && same_layout) {
       layout_ = layout_.over(view.live, n);
     } else {
+      // A failure cut a placement short on some members: every survivor
+      // falls back to the cyclic layout (its rows are rebuilt anyway).
       layout_ = detail::ownership::cyclic(rows_, view.live, n);
+      placements_ = placements + 1;
     }
     install(view);
     bool resumed = src == source::migration;
@@ -1165,6 +1178,28 @@ class table {
     }
   }
 
+  // A collective step (sync, end_recording) that a failure may cut short.
+  // Steps are numbered in program order. When some survivor had completed
+  // the step before the failure, the others count it as done: the rebuild
+  // leaves the table as the step would (every survivor's updates applied,
+  // everyone past a barrier), and the survivors that completed it would not
+  // join it again. Otherwise nobody completed it and every survivor makes
+  // it (again) over the new view.
+  template <class F>
+  void collective(F&& f) {
+    const std::uint64_t id = collectives_done_ + 1;
+    for (;;) {
+      try {
+        f();
+        break;
+      } catch (const peer_failure&) {
+        recover_or_rethrow();
+        if (collectives_done_ >= id) break;
+      }
+    }
+    collectives_done_ = std::max(collectives_done_, id);
+  }
+
   // After a peer failure inside an operation: agree on the survivors and
   // rebuild (every table and vector of the context), or rethrow when the
   // transport cannot shrink its group or nothing new was agreed.
@@ -1275,6 +1310,8 @@ class table {
     recording_ = o.recording_;
     pattern_ = std::move(o.pattern_);
     have_pattern_ = o.have_pattern_;
+    placements_ = o.placements_;
+    collectives_done_ = o.collectives_done_;
     static_ids_ = std::move(o.static_ids_);
     static_slot_ = std::move(o.static_slot_);
     prefetch_ = std::move(o.prefetch_);
@@ -1327,6 +1364,8 @@ class table {
   std::optional<recording> recording_;
   detail::access_pattern pattern_;
   bool have_pattern_ = false;
+  std::uint64_t placements_ = 0;        // layouts installed by placement (members compare them in a rebuild)
+  std::uint64_t collectives_done_ = 0;  // sync and end_recording steps completed, in program order
   std::vector<std::shared_ptr<const std::vector<std::uint64_t>>> static_ids_;
   std::vector<std::uint32_t> static_slot_;
   std::vector<std::vector<std::uint64_t>> prefetch_;

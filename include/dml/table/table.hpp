@@ -190,6 +190,14 @@ class table {
       guarded([&] { progress(); });
     }
   }
+  /// A delta of another element type is refused at compile time (no
+  /// silent conversion of every element).
+  template <class U>
+    requires(!std::is_same_v<std::remove_const_t<U>, T>)
+  void update(std::size_t, std::span<U>) {
+    static_assert(std::is_same_v<std::remove_const_t<U>, T>,
+                  "dml::table::update: the delta must be a span of the table's element type T");
+  }
   /// Convenience: update(row, {delta.begin(), delta.end()}).
   void update(std::size_t row, std::initializer_list<T> delta) {
     update(row, std::span<const T>(delta.begin(), delta.size()));

@@ -32,13 +32,18 @@ static_assert(!std::is_copy_constructible_v<dml::table<float, ctx>>);
 static_assert(std::is_nothrow_move_constructible_v<dml::table<float, ctx>>);
 static_assert(dml::table<float, ctx, c::ssp<2>>::staleness() == 2);
 
+// Every member function compiles, for each policy.
+template class dml::table<float, ctx, c::bsp>;
+template class dml::table<double, ctx, c::ssp<2>>;
+template class dml::table<std::int64_t, ctx, c::asp>;
+
 // The twins: make_table with each kind of argument, in any order.
 TEST_CASE("static: make_table takes a policy and options in any order", "[table]") {
   dml::comm::inproc::run(2, [](ctx& comm) {
-    auto a = dml::make_table<float>(comm, 4, 2, c::ssp<1>{});                       // notify_ack_table
-    auto b = dml::make_table<float>(comm, 4, 2, c::bsp{}, dml::table_options{});    // duplicate_*
-    auto d = dml::make_table<float>(comm, 4, 2, dml::table_options{}, c::asp{});    // unknown_table_argument
-    auto e = dml::make_table<float>(comm, 4, 2);                                    // bad_table_transport
+    auto a = dml::make_table<float>(comm, 4, 2, c::ssp<1>{});                     // notify_ack_table
+    auto b = dml::make_table<float>(comm, 4, 2, c::bsp{}, dml::table_options{});  // duplicate_*
+    auto d = dml::make_table<float>(comm, 4, 2, dml::table_options{}, c::asp{});  // unknown_table_argument
+    auto e = dml::make_table<float>(comm, 4, 2);                                  // bad_table_transport
     static_assert(std::is_same_v<decltype(a), dml::table<float, ctx, c::ssp<1>>>);
     static_assert(std::is_same_v<decltype(b), dml::table<float, ctx, c::bsp>>);
     static_assert(std::is_same_v<decltype(d), dml::table<float, ctx, c::asp>>);

@@ -66,6 +66,12 @@ struct scaled_sum;
 }  // namespace gather
 
 struct vector_stats;
+struct table_stats;
+struct table_options;
+/// A parameter table; see dml/table/table.hpp and `make_table`.
+template <class T, class Transport, class Consistency = consistency::bsp>
+class table;
+
 template <class T>
 class delta_tracker;
 

@@ -89,6 +89,49 @@ TEST_CASE("segments: put, read, fetch_add across members") {
   });
 }
 
+TEST_CASE("segments: get reads a peer's words, sees this member's earlier puts, fails on a dead peer") {
+  std::atomic<int> wrong{0};
+  inproc::run(4, [&](inproc::context& c) {
+    const auto me = c.rank();
+    const auto n = c.size();
+    auto seg = c.create_segment(5 + me, 1);
+    // Every member fills its own words (through a put to itself).
+    std::vector<std::uint64_t> mine(5 + me);
+    for (std::size_t w = 0; w < mine.size(); ++w) mine[w] = 1000 * (me + 1) + w;
+    seg.put(me, 0, std::as_bytes(std::span(mine)));
+    c.barrier();
+    for (dml::member_id m = 0; m < n; ++m) {
+      std::vector<std::uint64_t> got(5 + m);
+      seg.get(m, 0, std::as_writable_bytes(std::span(got)));
+      for (std::size_t w = 0; w < got.size(); ++w)
+        if (got[w] != 1000 * (m + 1) + w) wrong.fetch_add(1);
+      // A partial last word: only the bytes asked for are written.
+      char three[3] = {'x', 'y', 'z'};
+      seg.get(m, 1, std::as_writable_bytes(std::span(three)));
+      std::uint64_t expect = 1000 * (m + 1) + 1;
+      if (std::memcmp(three, &expect, 3) != 0) wrong.fetch_add(1);
+    }
+    c.barrier();
+    // A get after this member's own put to a peer sees it (one writer per word).
+    const auto next = (me + 1) % n;
+    const std::uint64_t v = 77 + me;
+    seg.put(next, 4, std::as_bytes(std::span(&v, 1)));
+    std::uint64_t back = 0;
+    seg.get(next, 4, std::as_writable_bytes(std::span(&back, 1)));
+    if (back != v) wrong.fetch_add(1);
+    // Out of range: an error, never a read past the end.
+    std::uint64_t two[2];
+    REQUIRE_THROWS_AS(seg.get(next, 4 + next, std::as_writable_bytes(std::span(two))), dml::comm_error);
+    c.barrier();
+    if (me == 3) c.stop();
+    if (me == 0) {
+      while (c.alive(3)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      REQUIRE_THROWS_AS(seg.get(3, 0, std::as_writable_bytes(std::span(&back, 1))), dml::peer_failure);
+    }
+  });
+  REQUIRE(wrong.load() == 0);
+}
+
 TEST_CASE("segments: out-of-range access is a comm_error, not a write past the end") {
   inproc::run(2, [](inproc::context& c) {
     auto seg = c.create_segment(2, 1);

@@ -196,6 +196,65 @@ void large_puts(Comm& c, outcome& out) {
   c.barrier();
 }
 
+// get(): reads any member's words, a partial last word too, and sees this
+// member's own earlier puts to that member without a flush in between;
+// out-of-range reads are a comm_error.
+template <class Comm>
+void gets(Comm& c, outcome& out) {
+  const auto n = c.size(), me = c.rank();
+  const auto next = (me + 1) % n;
+  {
+    auto s = c.create_segment(6 + me, 1);
+    std::vector<std::uint64_t> mine(6 + me);
+    for (std::size_t w = 0; w < mine.size(); ++w) mine[w] = 1000 * (me + 1) + w;
+    s.put(me, 0, std::as_bytes(std::span(mine)));
+    s.flush(me);
+    c.barrier();
+    for (dml::member_id m = 0; m < n; ++m) {
+      std::vector<std::uint64_t> got(6 + m);
+      s.get(m, 0, std::as_writable_bytes(std::span(got)));
+      for (std::size_t w = 0; w < got.size(); ++w)
+        out.check(got[w] == 1000 * (m + 1) + w, "get() of member " + std::to_string(m) + "'s words");
+      std::array<char, 5> five{};
+      s.get(m, 2, std::as_writable_bytes(std::span(five)));
+      const std::uint64_t expect = 1000 * (m + 1) + 2;
+      out.check(std::memcmp(five.data(), &expect, 5) == 0, "get() of a partial word");
+    }
+    c.barrier();  // everyone has read before anyone overwrites
+    // One writer per word: word 5 of next is written by this member alone.
+    for (std::uint64_t round = 1; round <= 20; ++round) {
+      const std::uint64_t v = round * 100 + me;
+      s.put(next, 5, std::as_bytes(std::span(&v, 1)));
+      std::uint64_t back = 0;
+      s.get(next, 5, std::as_writable_bytes(std::span(&back, 1)));
+      out.check(back == v, "get() sees the own earlier put without a flush");
+    }
+    std::array<std::uint64_t, 2> two{};
+    bool threw = false;
+    try {
+      s.get(next, 5 + next, std::as_writable_bytes(std::span(two)));
+    } catch (const dml::comm_error&) {
+      threw = true;
+    }
+    out.check(threw, "a get() past the source's words is a comm_error");
+    c.barrier();
+  }
+  {
+    // Larger than any eager limit, with a partial last word.
+    constexpr std::size_t words = 40'000;
+    auto s = c.create_segment(words, 1);
+    const auto p = pattern(8 * words, static_cast<unsigned>(me));
+    s.put(me, 0, p);
+    s.flush(me);
+    c.barrier();
+    std::vector<std::byte> got(8 * words - 3);
+    s.get(next, 0, got);
+    const auto want = pattern(8 * words, static_cast<unsigned>(next));
+    out.check(std::equal(got.begin(), got.end(), want.begin()), "a large get() reads whole");
+    c.barrier();
+  }
+}
+
 // Every law, in order (collective).
 template <class Comm>
 void all(Comm& c, outcome& out) {
@@ -205,6 +264,7 @@ void all(Comm& c, outcome& out) {
   segments(c, out);
   concurrent_atomics(c, out);
   large_puts(c, out);
+  gets(c, out);
 }
 
 }  // namespace comm_laws

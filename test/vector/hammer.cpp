@@ -83,6 +83,7 @@ struct footer_dropping {
     [[nodiscard]] std::uint64_t load(std::size_t w) const { return inner.load(w); }
     [[nodiscard]] std::uint64_t load_control(std::size_t w) const { return inner.load_control(w); }
     void read(std::size_t w, std::span<std::byte> out) const { inner.read(w, out); }
+    void get(dml::member_id m, std::size_t w, std::span<std::byte> out) { inner.get(m, w, out); }
     [[nodiscard]] std::span<const std::uint64_t> view(std::size_t w, std::size_t n) const {
       return inner.view(w, n);
     }

@@ -5,6 +5,7 @@
 // -Wall -Wextra -Wpedantic -Werror.
 #include <dml/comm/verbs.hpp>
 #include <dml/dml.hpp>
+#include <dml/table.hpp>
 
 static_assert(dml::comm::transport<dml::comm::verbs::context>,
               "dml::comm::verbs::context must model dml::comm::transport");
@@ -16,3 +17,7 @@ template class dml::dist_vector<double, dml::comm::verbs::context, dml::dense, d
                                 dml::consistency::notify_ack, dml::gather::average>;
 template class dml::dist_vector<float, dml::comm::verbs::context, dml::sparse, dml::topology::halton,
                                 dml::consistency::ssp<2>, dml::gather::replace>;
+
+// Tables read their owners' rows with RDMA READ (segment::get).
+template class dml::table<double, dml::comm::verbs::context, dml::consistency::ssp<1>>;
+template class dml::table<std::int32_t, dml::comm::verbs::context, dml::consistency::bsp>;

@@ -48,6 +48,12 @@ struct membership_view {
 /// - `flush(target)` / `flush_all()` wait for remote completion.
 /// - `fetch_add(target, control_word, value)` is a remote atomic add that
 ///   returns the previous value and orders after earlier puts to target.
+/// - `get(source, word_offset, out)` copies source's data words from a word
+///   boundary into `out` (a one-sided read) and returns once they are there.
+///   It sees every put this member made to source before it; it is not
+///   atomic across words (callers detect tearing themselves, e.g. with a
+///   version word read before and after). Tables read their owners' rows
+///   with it.
 /// - `load(word)` / `load_control(word)` read the own segment with acquire
 ///   semantics; `read(word_offset, out)` copies own data words (relaxed:
 ///   callers detect tearing themselves); `sync()` makes remote writes
@@ -70,6 +76,7 @@ concept segment = requires(S& s, const S& cs, member_id m, std::size_t w, std::u
   { s.load(w) } -> std::same_as<std::uint64_t>;
   { s.load_control(w) } -> std::same_as<std::uint64_t>;
   {s.read(w, out)};
+  {s.get(m, w, out)};
   { cs.view(w, w) } -> std::same_as<std::span<const std::uint64_t>>;
   {s.sync()};
 };

@@ -237,6 +237,8 @@ class segment {
   void flush(member_id target);
   void flush_all() {}
   std::uint64_t fetch_add(member_id target, std::size_t control_word, std::uint64_t value);
+  /// One-sided read of source's data words (word-wise acquire loads).
+  void get(member_id source, std::size_t word, std::span<std::byte> out);
 
   [[nodiscard]] std::uint64_t load(std::size_t word) const {
     check_range(own_, word, 8);
@@ -567,6 +569,13 @@ inline std::uint64_t segment::fetch_add(member_id target, std::size_t control_wo
                      " is outside member " + std::to_string(target) + "'s " + std::to_string(control.size()) +
                      " control words");
   return std::atomic_ref<std::uint64_t>(control[control_word]).fetch_add(value, std::memory_order_acq_rel);
+}
+
+inline void segment::get(member_id source, std::size_t word, std::span<std::byte> out) {
+  ctx_->before_operation();
+  check_range(source, word, out.size());
+  ctx_->require_alive(source, "one-sided read");  // like a read from a dead host: it fails
+  detail::copy_out(out, parts_[source]->data.data() + word);
 }
 
 /// Starts n ranks as threads, runs fn(context&) on each and joins them. If

@@ -54,7 +54,8 @@ namespace comm {
 /// communicator) and from the target applying messages in arrival order:
 /// `order()` is therefore free, `flush(target)` sends a request and waits
 /// for its acknowledgement, which the target sends after applying every
-/// earlier put, and `fetch_add` is a request answered with the old value.
+/// earlier put, `fetch_add` is a request answered with the old value, and
+/// `get` a request answered with the words asked for.
 /// Barrier and exchange use MPI_Ibarrier / MPI_Iallgather(v) and serve
 /// incoming messages while they wait, so no member deadlocks waiting for a
 /// peer that is itself inside a collective.
@@ -175,6 +176,7 @@ class mpi {
     if (a.view.epoch != before) {
       abandon_sends();  // they travel in the old communicator, which nobody reads any more
       replies_.clear();
+      got_.clear();
       comm_ = boost::mpi::communicator(group_.current(), boost::mpi::comm_attach);
       segments_made_ = 0;
     }
@@ -220,7 +222,16 @@ class mpi {
   static constexpr const char* who = "dml::comm::mpi";
   static constexpr int tag = 0x444d;  // below the MPI-guaranteed tag bound 32767
 
-  enum kind : std::uint64_t { put_eager = 1, put_large, add_request, add_reply, flush_request, flush_ack };
+  enum kind : std::uint64_t {
+    put_eager = 1,
+    put_large,
+    add_request,
+    add_reply,
+    flush_request,
+    flush_ack,
+    get_request,
+    get_reply
+  };
   static constexpr std::size_t header_words = 4;
   // A message: {kind | segment << 8, a, b, c} followed by payload words.
   //   put_eager     a = word offset, b = bytes; payload = the bytes, zero padded
@@ -229,6 +240,8 @@ class mpi {
   //   add_request   a = control word, b = value, c = token
   //   add_reply     a = token, b = old value
   //   flush_request c = token          flush_ack  a = token
+  //   get_request   a = word offset, b = bytes (<= chunk_bytes), c = token
+  //   get_reply     a = token, b = bytes; payload = the words read, zero padded
   static constexpr std::size_t chunk_bytes = std::size_t{1} << 30;
 
   struct memory {
@@ -392,6 +405,19 @@ class mpi {
       case flush_request:
         send_words(source, {flush_ack, c, 0, 0});
         return;
+      case get_request: {
+        auto& mem = lookup(id, source);
+        const std::size_t words = (b + 7) / 8;
+        if (a > mem.data.size() || words > mem.data.size() - a || b > chunk_bytes)
+          throw comm_error(std::string(who) + ": get from member " + std::to_string(source) +
+                           " out of range");
+        send_words(source, {get_reply, c, b, 0},
+                   std::as_bytes(std::span(mem.data.data() + static_cast<std::ptrdiff_t>(a), words)));
+        return;
+      }
+      case get_reply:
+        got_[a].assign(inbox_.begin() + header_words, inbox_.end());
+        return;
       case add_reply:
         replies_[a] = b;
         return;
@@ -446,6 +472,7 @@ class mpi {
   std::vector<std::uint64_t> inbox_;
   std::uint64_t next_token_ = 1;
   std::unordered_map<std::uint64_t, std::uint64_t> replies_;
+  std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> got_;  // get replies by token
 };
 
 /// One member's handle on a two-sided segment; see mpi. Move-only;
@@ -549,6 +576,34 @@ class mpi::segment {
     ctx_->send_words(target, {head(add_request), control_word, value, token});
     dirty_[target] = 0;  // applied after every earlier put, which the reply proves
     return ctx_->await_reply(token, target, "remote atomic");
+  }
+
+  /// Copies source's data words from `word` on into `out`: a request that
+  /// source answers with the words once it has applied every earlier put
+  /// of this member (MPI does not overtake), in pieces of at most 1 GiB.
+  void get(member_id source, std::size_t word, std::span<std::byte> out) {
+    check_range(source, word, out.size());
+    require_alive(source, "get");
+    if (out.empty()) return;
+    if (source == own()) {
+      ctx_->progress();
+      std::memcpy(out.data(), mem_->data.data() + word, out.size());
+      return;
+    }
+    for (std::size_t off = 0; off < out.size(); off += chunk_bytes) {
+      const std::size_t n = std::min(chunk_bytes, out.size() - off);
+      const std::uint64_t token = ctx_->next_token_++;
+      ctx_->send_words(source, {head(get_request), word + off / 8, n, token});
+      ctx_->wait_until(source, "get", [&] {
+        ctx_->progress();
+        return ctx_->got_.contains(token);
+      });
+      const auto it = ctx_->got_.find(token);
+      if (8 * it->second.size() < n)
+        throw comm_error(std::string(who) + ": short get reply from member " + std::to_string(source));
+      std::memcpy(out.data() + off, it->second.data(), n);
+      ctx_->got_.erase(it);
+    }
   }
 
   /// One of the own data words, after applying arrived messages.

@@ -51,6 +51,7 @@ namespace comm {
 /// - order and flush: `MPI_Win_flush` (remote completion);
 /// - fetch_add: `MPI_Win_flush` of earlier puts, `MPI_Fetch_and_op` with
 ///   `MPI_SUM`, `MPI_Win_flush`;
+/// - get: `MPI_Win_flush` of earlier puts, `MPI_Get`, `MPI_Win_flush`;
 /// - local data reads: `MPI_Win_sync`, then `std::atomic_ref` loads of the
 ///   window memory (the vector detects torn slots itself);
 /// - local control reads: `MPI_Fetch_and_op` with `MPI_NO_OP` on the own
@@ -297,6 +298,30 @@ class mpi_rma::segment {
               target, "MPI_Fetch_and_op");
     peer_call(MPI_Win_flush(t, win_), target, "MPI_Win_flush");
     return old;
+  }
+
+  /// MPI_Get of source's data words from `word` on into `out`, complete on
+  /// return (MPI_Win_flush). Earlier puts to source are flushed first, so
+  /// the read sees them.
+  void get(member_id source, std::size_t word, std::span<std::byte> out) {
+    check_range(source, word, out.size());
+    require_alive(source, "get");
+    if (out.empty()) return;
+    const int t = rank_of(source);
+    peer_call(MPI_Win_flush(t, win_), source, "MPI_Win_flush");
+    const std::size_t full = out.size() / 8 * 8;
+    constexpr std::size_t chunk = std::size_t{1} << 30;  // MPI counts are int
+    for (std::size_t off = 0; off < full; off += chunk) {
+      const int n = static_cast<int>(std::min(chunk, full - off));
+      peer_call(MPI_Get(out.data() + off, n, MPI_BYTE, t, disp(word + off / 8), n, MPI_BYTE, win_), source,
+                "MPI_Get");
+    }
+    std::uint64_t tail = 0;
+    const std::size_t rest = out.size() - full;
+    if (rest != 0)
+      peer_call(MPI_Get(&tail, 8, MPI_BYTE, t, disp(word + full / 8), 8, MPI_BYTE, win_), source, "MPI_Get");
+    peer_call(MPI_Win_flush(t, win_), source, "MPI_Win_flush");
+    if (rest != 0) std::memcpy(out.data() + full, &tail, rest);
   }
 
   /// Acquire load of one of the own data words (call sync() first to see

@@ -49,7 +49,8 @@ struct qp_record {
   std::uint8_t mtu = 0;      ///< enum ibv_mtu of its port
   std::uint8_t use_grh = 0;  ///< it addresses by GID
   std::uint8_t atomics = 0;  ///< its device executes remote atomics
-  std::uint8_t reserved[3] = {};
+  std::uint8_t reads = 0;    ///< its queue pair answers RDMA READs (responder resources)
+  std::uint8_t reserved[2] = {};
   std::uint8_t gid[16] = {};
 };
 static_assert(std::is_trivially_copyable_v<qp_record> && sizeof(qp_record) == 32);
@@ -173,6 +174,8 @@ namespace comm::verbs {
 /// - fetch_add: completes the earlier writes to the target, then
 ///   IBV_WR_ATOMIC_FETCH_AND_ADD on the 8-byte-aligned control word, waiting
 ///   for the returned previous value.
+/// - get: completes the earlier writes to the source, then RDMA READs into
+///   registered staging memory, piece by piece, copied out on completion.
 /// - load, load_control, read: acquire loads of the own region; sync: an
 ///   acquire fence. The own control words are written by nothing but the
 ///   adapter's atomics.
@@ -303,6 +306,7 @@ class context {
     detail::verbs_impl::qp_ptr qp;
     std::uint32_t psn = 0;
     bool atomics = false;         // the peer's device executes remote atomics
+    bool reads = false;           // the peer's queue pair answers RDMA READs
     std::uint64_t posted = 0;     // work requests posted
     std::uint64_t completed = 0;  // work completions reaped (in posting order: RC)
     std::uint64_t head = 0;       // staging ring: bytes handed out, ever
@@ -359,6 +363,8 @@ class context {
     port_ = vi::open_port(sel);
     const auto& dev = port_.device_attr;
     atomics_ = dev.atomic_cap != IBV_ATOMIC_NONE && dev.max_qp_rd_atom > 0 && dev.max_qp_init_rd_atom > 0;
+    // RDMA READ (get) needs one outstanding read per queue pair at each end.
+    reads_ = dev.max_qp_rd_atom > 0 && dev.max_qp_init_rd_atom > 0;
 
     // Queue sizes within the device's limits: every work request is
     // signalled, so the completion queue holds one entry per request in
@@ -442,6 +448,7 @@ class context {
     r.mtu = static_cast<std::uint8_t>(port_.port_attr.active_mtu);
     r.use_grh = port_.use_grh ? 1 : 0;
     r.atomics = atomics_ ? 1 : 0;
+    r.reads = reads_ ? 1 : 0;
     std::memcpy(r.gid, port_.gid.raw, sizeof r.gid);
     return r;
   }
@@ -451,7 +458,7 @@ class context {
   void connect(const std::vector<std::vector<std::byte>>& from) {
     namespace vi = detail::verbs_impl;
     const std::uint8_t port_num = static_cast<std::uint8_t>(port_.port);
-    const std::uint8_t responder = atomics_ ? 1 : 0;
+    const std::uint8_t responder = (atomics_ || reads_) ? 1 : 0;
     for (member_id m = 0; m < size_; ++m) {
       vi::qp_record rec;
       if (from.size() != size_ || from[m].size() != sizeof rec)
@@ -459,6 +466,7 @@ class context {
       std::memcpy(&rec, from[m].data(), sizeof rec);
       auto& p = peers_[m];
       p.atomics = rec.atomics != 0;
+      p.reads = rec.reads != 0;
 
       ibv_qp_attr rtr{};
       rtr.qp_state = IBV_QPS_RTR;
@@ -494,7 +502,7 @@ class context {
       rts.retry_cnt = 7;  // then IBV_WC_RETRY_EXC_ERR: the peer is gone
       rts.rnr_retry = 6;  // bounded (7 would retry forever)
       rts.sq_psn = p.psn;
-      rts.max_rd_atomic = (atomics_ && p.atomics) ? 1 : 0;
+      rts.max_rd_atomic = ((atomics_ && p.atomics) || (reads_ && p.reads)) ? 1 : 0;
       if (const int rc = ibv_modify_qp(p.qp.get(), &rts,
                                        IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                                            IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
@@ -679,6 +687,33 @@ class context {
     return old;
   }
 
+  // RDMA READ of `out.size()` bytes at `remote` into staging memory, piece
+  // by piece, each copied out once its completion is reaped.
+  void get_bytes(member_id m, std::uint64_t remote, std::uint32_t rkey, std::span<std::byte> out) {
+    auto& p = peers_[m];
+    const std::size_t padded = (out.size() + 7) / 8 * 8;
+    for (std::size_t off = 0; off < padded; off += piece_bytes_) {
+      const std::size_t len = std::min(piece_bytes_, padded - off);
+      std::byte* at = reserve(m, len);
+      ibv_sge sge{};
+      sge.addr = reinterpret_cast<std::uintptr_t>(at);
+      sge.length = static_cast<std::uint32_t>(len);
+      sge.lkey = staging_mr_->lkey;
+      ibv_send_wr wr{};
+      wr.sg_list = &sge;
+      wr.num_sge = 1;
+      wr.opcode = IBV_WR_RDMA_READ;
+      wr.wr.rdma.remote_addr = remote + off;
+      wr.wr.rdma.rkey = rkey;
+      post(m, wr);
+      p.staged.emplace_back(p.posted, p.head);
+      drain(m, "a one-sided read");
+      throw_if_faulted(m);
+      std::atomic_thread_fence(std::memory_order_acquire);  // the adapter wrote the piece
+      std::memcpy(out.data() + off, at, std::min(len, out.size() - off));
+    }
+  }
+
   friend class segment;
   // Declaration order is destruction order reversed: queue pairs go before
   // the completion queue, memory regions before the protection domain, and
@@ -699,6 +734,7 @@ class context {
   std::size_t piece_bytes_ = 8;
   std::size_t inline_limit_ = 0;
   bool atomics_ = false;
+  bool reads_ = false;  // this member's device can issue and answer RDMA READs
 };
 
 /// One member's registered region of a segment; see context. Move-only;
@@ -775,6 +811,23 @@ class context::segment {
     ctx_->throw_if_faulted(target);
     return ctx_->atomic_add(target, addr_[target] + 8 * (data_words_[target] + control_word), rkey_[target],
                             value);
+  }
+
+  /// RDMA READ of source's data words from `word` on into `out`, complete
+  /// on return. Earlier writes to source complete first, so the read sees
+  /// them (InfiniBand does not order a read behind earlier writes).
+  void get(member_id source, std::size_t word, std::span<std::byte> out) {
+    check_range(source, word, out.size());
+    const auto& p = ctx_->peers_[source];
+    if (p.fault != peer_state::fault_kind::none) ctx_->throw_if_faulted(source);
+    if (out.empty()) return;
+    if (!ctx_->reads_ || !p.reads)
+      throw config_error(std::string(who) + ": RDMA READ is not available between member " +
+                         std::to_string(ctx_->rank_) + " and member " + std::to_string(source) +
+                         " (a device reports max_qp_rd_atom 0); tables need it, vectors do not");
+    ctx_->drain(source, "the writes before a one-sided read");
+    ctx_->throw_if_faulted(source);
+    ctx_->get_bytes(source, addr_[source] + 8 * word, rkey_[source], out);
   }
 
   /// Acquire load of one of the own data words (call sync() first).

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: BSL-1.0
+// The table laws (laws.hpp) on an MPI transport, one process per member,
+// with random pauses between operations; and the survivors of a killed
+// process going on with exactly their own updates. Built once per transport
+// (DML_TEST_MPI_RMA or DML_TEST_MPI_TWO_SIDED) with test/mpi/main.cpp.
+#include "mpi/support.hpp"
+#include "support/catch.hpp"
+#include "table/laws.hpp"
+
+#include <dml/dml.hpp>
+#include <dml/table.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <random>
+#include <string>
+
+using namespace std::chrono_literals;
+using mpi_test::world;
+
+namespace {
+
+// Every rank runs the laws and asserts the merged outcome of all ranks.
+template <class Cons, class T>
+void check_on_world(table_laws::variant v, bool pauses) {
+  auto& comm = world();
+  table_laws::outcome out;
+  std::string thrown;
+  std::mt19937_64 rng(1234 + comm.rank());
+  try {
+    if (pauses)
+      table_laws::check_member<Cons, T>(comm, v, out, 6, [&] { mpi_test::random_pause(rng, 150us); });
+    else
+      table_laws::check_member<Cons, T>(comm, v, out, 6);
+  } catch (const std::exception& e) {
+    thrown = e.what();
+  }
+  int wrong = out.wrong + (thrown.empty() ? 0 : 1), total = 0;
+  for (int w : mpi_test::all_values(comm, wrong)) total += w;
+  INFO("n = " << comm.size() << ", " << table_laws::name(v) << (pauses ? ", random pauses" : ""));
+  INFO(mpi_test::first_message(comm, thrown.empty() ? out.first_error : "threw: " + thrown));
+  REQUIRE(total == 0);
+}
+
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("table law over MPI", "[table][law]", table_laws::policies) {
+  for (auto v : table_laws::all_variants) check_on_world<TestType, double>(v, false);
+  for (auto v : {table_laws::variant::plain, table_laws::variant::virtual_all, table_laws::variant::tight})
+    check_on_world<TestType, float>(v, true);
+}
+
+TEST_CASE("table: the survivors of a killed process go on with exactly their own updates",
+          "[.][table-recovery]") {
+  auto& c = world();
+  if constexpr (!dml::comm::shrinkable_transport<mpi_test::transport>) {
+    WARN("this transport cannot shrink its group");
+  } else {
+    if (c.size() < 3) return;
+    c.set_wait_limit(20s);
+    c.set_heartbeat_timeout(500ms);
+    const std::size_t n = c.size(), me = c.rank(), victim = n / 2, rows = 3 * n, len = n + 2;
+    constexpr int rounds = 30;
+    auto t = dml::make_table<double>(c, rows, len, dml::consistency::ssp<1>{});
+    std::vector<double> delta(len, 0.0);
+    delta[me] = 1;
+    delta[n] = 1;
+    delta[n + 1] = 2;
+    int wrong = 0;
+    std::string first;
+    auto fail = [&](const std::string& w) {
+      if (first.empty()) first = w;
+      ++wrong;
+    };
+    for (std::uint64_t clock = 0; clock < rounds; ++clock) {
+      if (me == victim && clock == 7) {
+        std::fflush(stdout);
+        std::raise(SIGKILL);
+      }
+      for (std::size_t r = 0; r < rows; ++r)
+        for (int k = 0; k < table_laws::f(me, r, clock); ++k) t.update(r, delta);
+      for (std::size_t r = 0; r < rows; ++r) {
+        const auto v = t.read(r);
+        double sum = 0;
+        for (std::size_t q = 0; q < n; ++q) sum += v[q];
+        if (v[n] != sum || v[n + 1] != 2 * v[n]) fail("part of an update");
+        if (std::llround(v[me]) != table_laws::total(me, r, 0, clock + 1)) fail("own updates");
+      }
+      t.clock();
+    }
+    t.sync();
+    for (std::size_t r = 0; r < rows; ++r) {
+      const auto v = t.read(r);
+      for (std::size_t q = 0; q < n; ++q) {
+        const double want = q == victim ? 0.0 : static_cast<double>(table_laws::total(q, r, 0, rounds));
+        if (v[q] != want) fail("row " + std::to_string(r) + " member " + std::to_string(q));
+      }
+    }
+    const auto lost = t.stats().lost_updates;
+    t.sync();
+    std::printf(
+        "dml-mpi-test: rank %zu: view %llu, table rebuilt %llu time(s), %llu row deltas withdrawn here\n", me,
+        static_cast<unsigned long long>(c.view().epoch), static_cast<unsigned long long>(t.stats().rebuilds),
+        static_cast<unsigned long long>(lost));
+    INFO(first);
+    REQUIRE(wrong == 0);
+    REQUIRE(c.view().epoch == 1);
+    REQUIRE(t.stats().rebuilds == 1);
+  }
+}

@@ -558,3 +558,26 @@ TEST_CASE("config: bad fault settings in the environment are config_errors namin
   check_fault_settings_from_env<transport>();
   world().barrier();
 }
+
+TEST_CASE("join: uneven shares leave the exchange under every policy, nobody hangs", "[vector][join]") {
+  auto& c = world();
+  const auto n = c.size(), me = c.rank();
+  auto steps = [](std::size_t m) { return 4 + 3 * static_cast<std::uint64_t>(m); };
+  auto check = [&](auto consistency, bool same_clock) {
+    auto v = dml::make_vector<double>(c, 5, consistency, dml::topology::ring{});
+    for (std::uint64_t s = 0; s < steps(me); ++s) {
+      for (auto& x : v.span()) x += 1.0;
+      v.scatter();
+      v.gather();
+    }
+    const auto last = v.join();
+    CHECK(last == steps(n - 1));
+    const auto clocks = mpi_test::all_values(c, v.clock());
+    for (std::size_t m = 0; m < n; ++m) CHECK(clocks[m] == (same_clock ? clocks[0] : steps(m)));
+    v.barrier();
+  };
+  check(dml::consistency::bsp{}, true);
+  check(dml::consistency::notify_ack{}, true);
+  check(dml::consistency::ssp<1>{}, true);
+  check(dml::consistency::asp{}, false);
+}

@@ -13,6 +13,7 @@
 
 #include <dml/comm/concepts.hpp>
 #include <dml/consistency/concepts.hpp>
+#include <dml/consistency/detail/drift.hpp>
 #include <dml/detail/policy.hpp>
 #include <dml/error.hpp>
 #include <dml/fault/membership.hpp>
@@ -33,8 +34,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <span>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -265,6 +268,85 @@ class dist_vector {
     }
     last_gather_ = std::chrono::steady_clock::now();
     maybe_advise();
+  }
+
+  /// For uneven inputs: this member has no more data of its own. It keeps
+  /// taking part in the exchange, without the caller's loop, until every
+  /// live member has called join(), so the others never wait for a
+  /// scatter that would not come; then it returns. Every member calls it
+  /// once, after its last own scatter()/gather(); each contributes its
+  /// last value meanwhile (under an averaging gather, as a member with no
+  /// gradient would). Returns the latest clock at which a member joined.
+  ///
+  /// Under bsp, notify_ack and ssp a joined member goes on with scatter()
+  /// and gather() of its local buffer (whose gather still combines what
+  /// the others send); once it sees every member joined, it stops at the
+  /// latest join clock plus (slack + 1) x (diameter + 1) clocks, a number
+  /// every member computes alike and no member can be past when it learns
+  /// of the last join, so all of them end on the same clock. Under asp
+  /// nobody waits for anyone: a joined member only waits (without a wait
+  /// limit, watching for failures) while the others read its last update.
+  /// A member that fails meanwhile is left out as in scatter().
+  std::uint64_t join() {
+    settle();
+    static_assert(detail::join_slack<Consistency>::known,
+                  "dml::dist_vector::join: supported for bsp, asp, ssp<S>, notify_ack and consistency::any; "
+                  "a custom policy must say how far its members may drift apart");
+    std::uint64_t announced = ~std::uint64_t{0};  // the epoch this member's join word was written in
+    const std::uint64_t joined_at = clock();
+    const auto slack = detail::join_slack<Consistency>::of(cons_);
+    auto announce = [&] {
+      if (announced == core_.epoch()) return;
+      for (;;) {
+        try {
+          core_.announce_join(joined_at);
+          break;
+        } catch (const peer_failure&) {
+          core_.recover_or_rethrow();
+        }
+      }
+      announced = core_.epoch();
+    };
+    if (slack) {
+      std::optional<std::uint64_t> latest, stop;
+      for (;;) {
+        announce();
+        if (!stop) {
+          latest = core_.last_join();
+          if (latest)
+            stop =
+                *latest + (*slack + 1) * (static_cast<std::uint64_t>(topology::diameter(core_.graph())) + 1);
+        }
+        if (stop && clock() >= *stop) return *latest;
+        scatter();
+        gather();
+      }
+    }
+    auto& comm = core_.comm();
+    for (unsigned spins = 0;; ++spins) {
+      announce();
+      try {
+        core_.check_view();
+        if (const auto last = core_.last_join()) return *last;
+        for (member_id m : comm.view().live) {
+          if (!comm.alive(m))
+            throw peer_failure(m, "dml::dist_vector::join: member " + std::to_string(m) + " has failed");
+          if constexpr (requires { comm.finished(m); }) {
+            if (comm.finished(m) && !core_.has_joined(m))
+              throw config_error("dml::dist_vector::join: member " + std::to_string(m) +
+                                 " returned from its function without calling join()");
+          }
+        }
+        if constexpr (requires { comm.poll(); }) comm.poll();
+      } catch (const peer_failure&) {
+        core_.recover_or_rethrow();
+      }
+      // The others may train for hours: spin briefly, then sleep.
+      if (spins < 64)
+        std::this_thread::yield();
+      else
+        std::this_thread::sleep_for(std::chrono::microseconds(spins < 1024 ? 50 : 1000));
+    }
   }
 
   /// Barrier over the live members (over the survivors after a failure;

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -112,6 +113,37 @@ class vector_core {
     }
   }
 
+  // ---- leaving the exchange (dist_vector::join) -------------------------------
+  // After the notify and acknowledgement counters every member's segment
+  // has one join word per member of the group: 1 + the clock at which that
+  // member called join(), 0 before. A rebuild over the survivors clears
+  // them; joined members write theirs again (see dist_vector::join).
+  [[nodiscard]] std::size_t join_word(member_id target, member_id joiner) const {
+    return graph_.in(target).size() + graph_.out(target).size() + joiner;
+  }
+  /// Writes this member's join word on every live member.
+  void announce_join(std::uint64_t at_clock) {
+    const auto me = comm_->rank();
+    for (member_id m : comm_->view().live) (void)seg_.fetch_add(m, join_word(m, me), at_clock + 1);
+  }
+  /// Whether m's join word has arrived here.
+  [[nodiscard]] bool has_joined(member_id m) const {
+    return seg_.load_control(join_word(comm_->rank(), m)) != 0;
+  }
+  /// The latest clock at which a live member joined, once every live member
+  /// has; nothing before. A failed member counts as not joined until the
+  /// survivors' view leaves it out.
+  [[nodiscard]] std::optional<std::uint64_t> last_join() const {
+    const auto me = comm_->rank();
+    std::uint64_t latest = 0;
+    for (member_id m : comm_->view().live) {
+      const std::uint64_t w = seg_.load_control(join_word(me, m));
+      if (w == 0) return std::nullopt;
+      latest = std::max(latest, w - 1);
+    }
+    return latest;
+  }
+
   /// After a peer failure inside an operation (call from its catch block):
   /// agree on the survivors and rebuild (every vector of the context), or
   /// rethrow when the transport cannot shrink its group or nothing new was
@@ -130,9 +162,7 @@ class vector_core {
   /// The same from a copy, for a scatter that runs in the background.
   void encode_copy() { send_len_ = codec_.encode_copy(local_); }
   /// Packs given index/value pairs for the next scatter (sparse only).
-  void encode_pairs(std::span<const std::uint32_t> indices, std::span<const T> values)
-    requires is_sparse
-  {
+  void encode_pairs(std::span<const std::uint32_t> indices, std::span<const T> values) requires is_sparse {
     send_len_ = codec_.encode_pairs(indices, values);
   }
 
@@ -242,7 +272,7 @@ class vector_core {
     inboxes_.clear();  // made on first use: only policies that copy need them
     inputs_.reserve(in.size());
     seg_ = segment_type{};  // the old view's slots are released first
-    seg_ = comm_->create_segment(layout_.words(in.size()), in.size() + out.size());
+    seg_ = comm_->create_segment(layout_.words(in.size()), in.size() + out.size() + comm_->size());
   }
 
   [[nodiscard]] std::size_t capacity() const noexcept {

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: BSL-1.0
+/// @file
+/// How far the built-in consistency policies let a member's clock run
+/// ahead of an in-neighbour's (dist_vector::join needs it to end every
+/// member on the same clock).
+#pragma once
+
+#include <dml/consistency/any.hpp>
+#include <dml/fwd.hpp>
+
+#include <cstdint>
+#include <optional>
+
+DML_BEGIN_NAMESPACE
+namespace detail {
+
+/// `of(policy)`: the slack S of a policy whose gather waits for updates at
+/// most S clocks old (0 for bsp and notify_ack), or nothing for a policy
+/// that never waits (asp). `known` is false for policies not listed here.
+template <class Consistency>
+struct join_slack {
+  static constexpr bool known = false;
+};
+template <>
+struct join_slack<consistency::bsp> {
+  static constexpr bool known = true;
+  static std::optional<std::uint64_t> of(const consistency::bsp&) { return 0; }
+};
+template <>
+struct join_slack<consistency::notify_ack> {
+  static constexpr bool known = true;
+  static std::optional<std::uint64_t> of(const consistency::notify_ack&) { return 0; }
+};
+template <std::uint64_t S>
+struct join_slack<consistency::ssp<S>> {
+  static constexpr bool known = true;
+  static std::optional<std::uint64_t> of(const consistency::ssp<S>&) { return S; }
+};
+template <>
+struct join_slack<consistency::asp> {
+  static constexpr bool known = true;
+  static std::optional<std::uint64_t> of(const consistency::asp&) { return std::nullopt; }
+};
+template <>
+struct join_slack<consistency::any> {
+  static constexpr bool known = true;
+  static std::optional<std::uint64_t> of(const consistency::any& c) {
+    if (c.held() == consistency::any::kind::asp) return std::nullopt;
+    return c.slack();
+  }
+};
+
+}  // namespace detail
+DML_END_NAMESPACE

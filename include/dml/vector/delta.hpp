@@ -73,6 +73,32 @@ struct delta_set {
   }
 };
 
+/// One pending change, as a filter sees it (delta_tracker::publish with a
+/// quota): the coordinate, its delta local − published, and its local value.
+template <class T>
+struct delta_candidate {
+  std::uint32_t index;
+  T delta;
+  T value;
+};
+
+/// A budget per publish, in bytes of index/value pairs (4 + sizeof(T) each:
+/// what a dml::sparse vector sends per nonzero).
+struct byte_quota {
+  std::size_t bytes;
+};
+
+/// A filter chooses which pending changes go out when they do not all fit
+/// the quota: `f.choose(candidates, k, chosen)` appends at most k distinct
+/// positions into `candidates` (ascending by index) to `chosen`. The rest
+/// stay pending for a later publish (error feedback). dml/vector/filter.hpp
+/// has magnitude, relative, random and round_robin.
+template <class F, class T>
+concept delta_filter = requires(F& f, std::span<const delta_candidate<T>> c, std::size_t k,
+                                std::vector<std::size_t>& chosen) {
+  f.choose(c, k, chosen);
+};
+
 namespace detail {
 
 // The local values a tracker reads: a callable f(index) -> T, or anything
@@ -202,6 +228,73 @@ class delta_tracker {
     return list_.size();
   }
 
+  /// Like publish(), but what goes out fits `quota` (at most
+  /// quota.bytes / (4 + sizeof(T)) pairs) and, when the changes do not all
+  /// fit, `filter` chooses which (largest magnitude, a random subset, ...;
+  /// dml/vector/filter.hpp). The others stay pending with their whole
+  /// delta, so nothing is lost: a later publish sends them. `out` is in
+  /// ascending index order. Returns the number of coordinates still
+  /// pending. O(t log t) for t pending changes, plus the filter's choice.
+  /// @throws dml::config_error when the quota cannot carry one pair, or
+  /// when the filter chooses more than allowed or a position twice.
+  template <detail::delta_source<T> Local, delta_filter<T> Filter>
+  std::size_t publish(const Local& local, delta_set<T>& out, byte_quota quota, Filter& filter) {
+    constexpr std::size_t pair_bytes = sizeof(std::uint32_t) + sizeof(T);
+    const std::size_t k = quota.bytes / pair_bytes;
+    if (k == 0)
+      throw config_error("dml::delta_tracker::publish: a quota of " + std::to_string(quota.bytes) +
+                         " bytes cannot carry one delta (" + std::to_string(pair_bytes) + " bytes)");
+    check_local(local);
+    out.clear();
+    sort_touched();
+    candidates_.clear();
+    std::size_t kept = 0;
+    for (const std::uint32_t i : list_) {
+      const T value = detail::read_local<T>(local, i);
+      if (value == published_[i]) {
+        clear_bit(i);
+        continue;
+      }
+      candidates_.push_back({i, static_cast<T>(value - published_[i]), value});
+      list_[kept++] = i;
+    }
+    list_.resize(kept);
+    chosen_.clear();
+    if (candidates_.size() <= k) {
+      for (std::size_t c = 0; c < candidates_.size(); ++c) chosen_.push_back(c);
+    } else {
+      filter.choose(std::span<const delta_candidate<T>>(candidates_), k, chosen_);
+      if (chosen_.size() > k)
+        throw config_error("dml::delta_tracker::publish: the filter chose " + std::to_string(chosen_.size()) +
+                           " changes where the quota allows " + std::to_string(k));
+      std::sort(chosen_.begin(), chosen_.end());
+      if (std::adjacent_find(chosen_.begin(), chosen_.end()) != chosen_.end() ||
+          (!chosen_.empty() && chosen_.back() >= candidates_.size()))
+        throw config_error(
+            "dml::delta_tracker::publish: the filter chose a change twice or one that does "
+            "not exist");
+    }
+    // Candidates and list_ are both ascending: walk them together.
+    kept = 0;
+    std::size_t next = 0;
+    for (std::size_t c = 0; c < candidates_.size(); ++c) {
+      const auto& cand = candidates_[c];
+      if (next < chosen_.size() && chosen_[next] == c) {
+        ++next;
+        out.indices.push_back(cand.index);
+        out.values.push_back(cand.delta);
+        published_[cand.index] = static_cast<T>(published_[cand.index] + cand.delta);
+        if (published_[cand.index] == cand.value) {
+          clear_bit(cand.index);
+          continue;
+        }
+      }
+      list_[kept++] = cand.index;
+    }
+    list_.resize(kept);
+    return list_.size();
+  }
+
   /// Makes the current local values of the touched coordinates the
   /// published ones without producing deltas (they reached the receivers
   /// some other way), and clears the touched set. O(touched).
@@ -284,7 +377,8 @@ class delta_tracker {
     list_.clear();
     for (std::size_t w = 0; w < bits_.size(); ++w)
       for (std::uint64_t word = bits_[w]; word != 0; word &= word - 1)
-        list_.push_back(static_cast<std::uint32_t>(64 * w + static_cast<std::size_t>(std::countr_zero(word))));
+        list_.push_back(
+            static_cast<std::uint32_t>(64 * w + static_cast<std::size_t>(std::countr_zero(word))));
   }
 
   // One pass over the touched coordinates in ascending order: each local
@@ -324,8 +418,10 @@ class delta_tracker {
 
   std::size_t n_;
   std::unique_ptr<T[], detail::free_deleter> published_;
-  std::vector<std::uint64_t> bits_;  // touched coordinates, one bit each
-  std::vector<std::uint32_t> list_;  // the same coordinates, as a list
+  std::vector<std::uint64_t> bits_;             // touched coordinates, one bit each
+  std::vector<std::uint32_t> list_;             // the same coordinates, as a list
+  std::vector<delta_candidate<T>> candidates_;  // publish with a quota: the pending changes
+  std::vector<std::size_t> chosen_;             // and the filter's choice among them
 };
 
 DML_END_NAMESPACE

@@ -27,6 +27,7 @@
 #if __has_include(<sys/mman.h>) && __has_include(<fcntl.h>) && __has_include(<unistd.h>)
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #define DML_HAS_BEACON 1
 #else
@@ -168,6 +169,13 @@ class beacon {
         p.last_try = now;
         const int fd = ::shm_open(path(static_cast<long>(r)).c_str(), O_RDONLY, 0);
         if (fd < 0) continue;  // not started yet, or on another node
+        // The owner creates the object empty, then sizes it: reading a
+        // mapping beyond the object's end is SIGBUS, so wait for the size.
+        struct stat st {};
+        if (::fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(sizeof(std::uint64_t))) {
+          ::close(fd);
+          continue;
+        }
         void* at = ::mmap(nullptr, sizeof(std::uint64_t), PROT_READ, MAP_SHARED, fd, 0);
         ::close(fd);
         if (at == MAP_FAILED) continue;

@@ -11,43 +11,53 @@
 // where D_{k-1} is the rank mass of the dangling nodes (no out-edges),
 // spread uniformly. Ranks sum to 1.
 //
-// On a table. Nodes are cut into blocks of --block nodes; block b is row b
-// of a table of doubles, and one more row (`base_row`) holds the uniform
-// part (1 - d)/N + d * D/N in its element 0, so x[v] = base + row[v / B][v % B].
-// Member m owns the edges of the source nodes of the blocks it owns (block b
-// on the (b mod n)-th live member, which is also where the table puts row b
-// without an access pattern, so a member reads its own rows). At iteration k
-// a member reads x_{k-1} of its nodes and computes its contribution c_{m,k}:
-// d * x[u] / out(u) to the row of every target of its edges, and d * D_m/N
-// plus its nodes' share of the teleport (1 - d)/N to the base row.
+// On a table. Nodes are cut into blocks of --block nodes, and each block
+// has a row of doubles in each of two sets; each set also has a base row
+// holding the uniform part (1 - d)/N + d * D/N in its element 0, so
+// x[v] = base + row[v / B][v % B] (rows_layout below). Member m owns the
+// edges of the source nodes of the blocks it owns (block b on the
+// (b mod n)-th live member, which is also where the table puts both of its
+// rows, so a member reads its own rows). At iteration k a member reads
+// x_{k-1} of its nodes and computes its contribution c_{m,k}:
+// d * x[u] / out(u) to the row of every target of its edges, and
+// d * D_m/N plus its nodes' share of the teleport (1 - d)/N to the base row.
 //
 // A table only accumulates, so a member adds the *difference* between its
-// new contribution and the one it gave before: c_{m,k} - c_{m,k-1}. The
-// table then holds sum_m c_{m,k} = x_k after every member's clock k:
-// each member's differences telescope to its latest contribution. Under
-// bsp a read at clock k+1 includes exactly the clocks 0..k of every member,
-// so iteration k+1 reads exactly x_k: the values of the serial power
-// iteration (ctest compares them to 1e-6 in L1). Under ssp and asp a read
-// may miss a member's newest difference for a row and then sees its
-// previous contribution there instead: each row is a sum of contributions
-// of (per member) slightly older iterations, never part of one, and the
-// iteration still converges to the same fixed point (it is a contraction
-// by d). The alternative, a table of per-iteration contributions, would
-// need a row set per iteration; this one keeps one.
+// new contribution and the one it gave that set before: iteration k writes
+// set k mod 2 and reads set (k - 1) mod 2, and each member's differences
+// in a set telescope to its latest contribution there. Why two sets: under
+// bsp a read at clock k includes every member's updates of clocks 0..k-1,
+// but may also include updates of clock k by members that ended it
+// already (the bound is a lower bound). With one set, a fast member's
+// iteration-k difference would leak into a slow member's iteration-k read.
+// With two, the set read at clock k is next written at clock k + 1, which
+// no member reaches before this member's clock k ends (its clock k + 1
+// reads wait for it): iteration k reads exactly x_{k-1}, the values of the
+// serial power iteration (ctest compares them to 1e-6 in L1; measured
+// about 1e-14). Under ssp and asp a read may miss a member's newest
+// difference for a row and see an older contribution of the same set
+// instead: each row is a sum of whole contributions of slightly older
+// iterations, and under ssp the iteration still converges to the same
+// fixed point (it is a contraction by d). Under asp nothing bounds how old:
+// a member that runs ahead can end its iterations on values that never
+// included the others' (see docs/tables.md).
 //
-// Clock 0 writes x_0 (each member its nodes' share of 1/N into the base
-// row). Iteration k runs at clock k. The L1 change of iteration j is summed
-// in a second, tiny table (row j), by each member for its nodes at clock
-// j + 1; the leader prints iteration j once its copy of row j includes
-// every member's clock j + 1 (age() >= j + 1), which under bsp is one
-// iteration later and under ssp / asp when it happens, and the rest after
-// the final sync().
+// Clock 0 writes x_0 (each member its nodes' share of 1/N into set 0's
+// base row). Iteration k runs at clock k. The L1 change of iteration j is
+// summed in element j mod B of a row after the two sets, by each member for
+// its nodes at clock j + 1; the leader prints iteration j once its copy of
+// that row includes every member's clock j + 1 (age() >= j + 1), which
+// under bsp is one iteration later and under ssp / asp when it happens,
+// and the rest after the final sync(). It is the same table: a member
+// waiting in one table serves only that table's rings, so waits across two
+// tables could deadlock.
 //
 // Failures: the table withdraws a dead member's updates and keeps the
 // survivors' (docs/tables.md). The shards are computed over the live view
 // at every iteration and a survivor adds new-minus-given as always, so the
-// dead member's nodes get their contribution from their new owner at the
-// next iteration. (Written that way; not tested with killed members yet.)
+// dead member's nodes would get their contribution from their new owner
+// at the next iteration. Written that way; not tested with killed members
+// yet.
 #include <dml/dml.hpp>
 #include <dml/io.hpp>
 #include <dml/table.hpp>

@@ -58,7 +58,7 @@
 // dead member's nodes would get their contribution from their new owner
 // at the next iteration. Written that way; not tested with killed members
 // yet.
-#include <dml/dml.hpp>
+#include <dml/error.hpp>
 #include <dml/io.hpp>
 #include <dml/table.hpp>
 

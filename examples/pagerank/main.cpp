@@ -1,0 +1,685 @@
+// SPDX-License-Identifier: BSL-1.0
+// dml-pagerank: PageRank by power iteration on a dml parameter table, over
+// in-process ranks or MPI processes.
+//
+// The serial algorithm (serial_pagerank() below), with N nodes, damping
+// d = 0.85 and out(u) the out-degree of u:
+//
+//     x_0 = 1/N everywhere
+//     x_k[v] = (1 - d)/N + d * D_{k-1}/N + d * sum over edges u->v of x_{k-1}[u] / out(u)
+//
+// where D_{k-1} is the rank mass of the dangling nodes (no out-edges),
+// spread uniformly. Ranks sum to 1.
+//
+// On a table. Nodes are cut into blocks of --block nodes, and each block
+// has a row of doubles in each of two sets; each set also has a base row
+// holding the uniform part (1 - d)/N + d * D/N in its element 0, so
+// x[v] = base + row[v / B][v % B] (rows_layout below). Member m owns the
+// edges of the source nodes of the blocks it owns (block b on the
+// (b mod n)-th live member, which is also where the table puts both of its
+// rows, so a member reads its own rows). At iteration k a member reads
+// x_{k-1} of its nodes and computes its contribution c_{m,k}:
+// d * x[u] / out(u) to the row of every target of its edges, and
+// d * D_m/N plus its nodes' share of the teleport (1 - d)/N to the base row.
+//
+// A table only accumulates, so a member adds the *difference* between its
+// new contribution and the one it gave that set before: iteration k writes
+// set k mod 2 and reads set (k - 1) mod 2, and each member's differences
+// in a set telescope to its latest contribution there. Why two sets: under
+// bsp a read at clock k includes every member's updates of clocks 0..k-1,
+// but may also include updates of clock k by members that ended it
+// already (the bound is a lower bound). With one set, a fast member's
+// iteration-k difference would leak into a slow member's iteration-k read.
+// With two, the set read at clock k is next written at clock k + 1, which
+// no member reaches before this member's clock k ends (its clock k + 1
+// reads wait for it): iteration k reads exactly x_{k-1}, the values of the
+// serial power iteration (ctest compares them to 1e-6 in L1; measured
+// about 1e-14). Under ssp and asp a read may miss a member's newest
+// difference for a row and see an older contribution of the same set
+// instead: each row is a sum of whole contributions of slightly older
+// iterations, and under ssp the iteration still converges to the same
+// fixed point (it is a contraction by d). Under asp nothing bounds how old:
+// a member that runs ahead can end its iterations on values that never
+// included the others' (see docs/tables.md).
+//
+// Clock 0 writes x_0 (each member its nodes' share of 1/N into set 0's
+// base row). Iteration k runs at clock k. The L1 change of iteration j is
+// summed in element j mod B of a row after the two sets, by each member for
+// its nodes at clock j + 1; the leader prints iteration j once its copy of
+// that row includes every member's clock j + 1 (age() >= j + 1), which
+// under bsp is one iteration later and under ssp / asp when it happens,
+// and the rest after the final sync(). It is the same table: a member
+// waiting in one table serves only that table's rings, so waits across two
+// tables could deadlock.
+//
+// Failures: the table withdraws a dead member's updates and keeps the
+// survivors' (docs/tables.md). The shards are computed over the live view
+// at every iteration and a survivor adds new-minus-given as always, so the
+// dead member's nodes would get their contribution from their new owner
+// at the next iteration. Written that way; not tested with killed members
+// yet.
+#include <dml/error.hpp>
+#include <dml/io.hpp>
+#include <dml/table.hpp>
+
+#include "../common/cli.hpp"
+#include "../common/launcher.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <unistd.h>  // sysconf: the machine's memory
+
+namespace {
+
+using trainer::usage_error;
+
+constexpr double damping = 0.85;
+/// Node ids are below 2^31: a larger id in a file is a data error.
+constexpr std::uint64_t max_nodes = std::uint64_t{1} << 31;
+/// The longest line of an edge list read (a longer one is a data error).
+constexpr std::size_t max_line = 1024;
+/// The largest graph --generate makes.
+constexpr std::uint64_t max_generated = std::uint64_t{1} << 26;
+/// --check-serial: the largest L1 distance to the serial power iteration.
+constexpr double serial_tolerance = 1e-6;
+
+struct settings {
+  std::string edges, out, write_edges, transport = "inproc", consistency = "bsp";
+  std::uint64_t generate = 0, seed = 1;
+  std::size_t iterations = 30, ranks = 4, block = 64;
+  bool serial = false, check_serial = false, ranks_given = false;
+};
+
+/// A directed graph: the edges as read, and by source (CSR) for the members.
+struct graph {
+  std::uint64_t nodes = 0;
+  std::vector<std::uint32_t> src, dst;  // edge i: src[i] -> dst[i]
+  std::vector<std::uint64_t> first;     // by source: targets of u at [first[u], first[u + 1])
+  std::vector<std::uint32_t> targets;
+  std::uint64_t dangling = 0;
+  std::string name;
+
+  [[nodiscard]] std::size_t edges() const noexcept { return src.size(); }
+  [[nodiscard]] std::uint64_t out_degree(std::uint64_t u) const { return first[u + 1] - first[u]; }
+};
+
+// ---- memory: refuse before allocating what a number in a file asks for ----------------
+
+/// Bytes a run needs for `nodes` nodes and `edges` edges with `members`
+/// in-process members: the graph by source (8 bytes a node, 4 an edge),
+/// per member two dense contribution vectors and its rows and copies in
+/// the table (about 3 x 8 bytes a node), and the leader's full copy at the
+/// end.
+double bytes_needed(std::uint64_t nodes, std::size_t edges, std::size_t members) {
+  const auto n = static_cast<double>(nodes);
+  return 8 * n + 12 * static_cast<double>(edges) + static_cast<double>(members) * 40 * n + 16 * n;
+}
+
+/// Empty when a graph of `nodes` nodes and `edges` edges fits in 80% of
+/// this machine's memory; otherwise what it needs and what there is.
+std::string too_big(std::uint64_t nodes, std::size_t edges, std::size_t members) {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return {};  // unknown: nothing to compare with
+  const double have = static_cast<double>(pages) * static_cast<double>(page);
+  const double need = bytes_needed(nodes, edges, members);
+  if (need <= 0.8 * have) return {};
+  char text[160];
+  std::snprintf(
+      text, sizeof text,
+      "about %.1f GiB with %zu member%s in this process, more than 80%% of the %.1f GiB this machine "
+      "has",
+      need / (1u << 30), members, members == 1 ? "" : "s", have / (1u << 30));
+  return text;
+}
+
+// ---- reading an edge list ----------------------------------------------------------
+
+/// `text` quoted for a message, cut to 40 characters.
+std::string quote(std::string_view text) {
+  return "'" + std::string(text.substr(0, 40)) + (text.size() > 40 ? "...'" : "'");
+}
+
+bool space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+/// One node id: a whole number below max_nodes.
+std::uint32_t parse_id(std::string_view token, const std::string& file, std::size_t line) {
+  std::uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
+  if (ec == std::errc::result_out_of_range ||
+      (ec == std::errc{} && end == token.data() + token.size() && v >= max_nodes))
+    throw dml::data_error(file, line,
+                          "node id " + quote(token) + " is too large (ids are 0 .. 2^31 - 1 = " +
+                              std::to_string(max_nodes - 1) + ")");
+  if (ec != std::errc{} || end != token.data() + token.size())
+    throw dml::data_error(file, line, "node id " + quote(token) + " is not a whole number >= 0");
+  return static_cast<std::uint32_t>(v);
+}
+
+/// Reads `src dst` lines ('#' starts a comment; blank lines are skipped).
+/// Every problem is a dml::data_error naming the file and the line.
+graph read_edges(const std::string& path, std::size_t members) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!file) throw dml::data_error(path, 0, "cannot open the file (missing or unreadable)");
+  graph g;
+  g.name = path;
+  std::string line;
+  std::size_t number = 0, max_line_number = 0;
+  std::uint64_t largest = 0;
+  bool more = true;
+  while (more) {
+    ++number;
+    line.clear();
+    int c;
+    while ((c = std::getc(file.get())) != EOF && c != '\n') {
+      if (line.size() == max_line)
+        throw dml::data_error(path, number, "line longer than " + std::to_string(max_line) + " bytes");
+      line.push_back(static_cast<char>(c));
+    }
+    if (c == EOF) {
+      if (std::ferror(file.get())) throw dml::data_error(path, number, "read error");
+      more = false;
+    }
+    std::string_view rest(line);
+    if (const auto hash = rest.find('#'); hash != std::string_view::npos) rest = rest.substr(0, hash);
+    std::string_view fields[3];
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < rest.size();) {
+      if (space(rest[i])) {
+        ++i;
+        continue;
+      }
+      std::size_t j = i;
+      while (j < rest.size() && !space(rest[j])) ++j;
+      if (count == 2)
+        throw dml::data_error(
+            path, number,
+            "expected two node ids 'src dst', found a third field " + quote(rest.substr(i, j - i)));
+      fields[count++] = rest.substr(i, j - i);
+      i = j;
+    }
+    if (count == 0) continue;
+    if (count == 1) throw dml::data_error(path, number, "expected two node ids 'src dst', found one");
+    const std::uint32_t u = parse_id(fields[0], path, number), v = parse_id(fields[1], path, number);
+    for (std::uint32_t id : {u, v})
+      if (id >= largest) {
+        largest = id;
+        max_line_number = number;
+      }
+    g.src.push_back(u);
+    g.dst.push_back(v);
+  }
+  if (g.src.empty())
+    throw dml::data_error(path, 0, "no edges (expected lines 'src dst' of 0-based node ids)");
+  g.nodes = largest + 1;
+  if (const std::string big = too_big(g.nodes, g.edges(), members); !big.empty())
+    throw dml::data_error(path, max_line_number,
+                          "node id " + std::to_string(largest) + " makes " + std::to_string(g.nodes) +
+                              " nodes, which need " + big);
+  return g;
+}
+
+// ---- a power-law graph with a fixed seed -----------------------------------------------
+
+/// splitmix64: the same numbers on every platform and standard library.
+struct random_bits {
+  std::uint64_t state;
+  std::uint64_t next() {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  double unit() { return static_cast<double>((next() >> 11) + 1) * 0x1.0p-53; }  // (0, 1]
+  std::uint64_t below(std::uint64_t n) { return next() % n; }
+};
+
+/// N nodes; a node has no out-edges with probability 0.1, otherwise a
+/// Pareto-distributed out-degree (tail exponent 1.5, at least 1, at most
+/// 1000); each edge's target copies the target of an earlier edge with
+/// probability 0.8 (preferential attachment: in-degrees follow a power law)
+/// and is uniform otherwise; no self-loops.
+graph generate(std::uint64_t nodes, std::uint64_t seed) {
+  graph g;
+  g.nodes = nodes;
+  g.name = "generated (" + std::to_string(nodes) + " nodes, seed " + std::to_string(seed) + ")";
+  random_bits rng{seed};
+  for (std::uint64_t u = 0; u < nodes; ++u) {
+    if (rng.unit() < 0.1) continue;
+    const double pareto = std::pow(rng.unit(), -1.0 / 1.5);
+    const auto k = static_cast<std::uint64_t>(std::min(1000.0, std::floor(pareto)));
+    for (std::uint64_t e = 0; e < k; ++e) {
+      std::uint64_t v =
+          !g.dst.empty() && rng.unit() < 0.8 ? g.dst[rng.below(g.dst.size())] : rng.below(nodes);
+      if (v == u) v = (u + 1) % nodes;
+      g.src.push_back(static_cast<std::uint32_t>(u));
+      g.dst.push_back(static_cast<std::uint32_t>(v));
+    }
+  }
+  if (g.src.empty()) {  // tiny graphs: at least one edge
+    g.src.push_back(0);
+    g.dst.push_back(static_cast<std::uint32_t>(nodes - 1));
+  }
+  return g;
+}
+
+void write_edges(const graph& g, const std::string& path, const settings& s) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "w"), &std::fclose);
+  if (!f) throw std::runtime_error("cannot write " + path);
+  std::fprintf(f.get(), "# dml-pagerank --generate %llu --seed %llu: %llu nodes, %zu edges (src dst)\n",
+               static_cast<unsigned long long>(s.generate), static_cast<unsigned long long>(s.seed),
+               static_cast<unsigned long long>(g.nodes), g.edges());
+  for (std::size_t i = 0; i < g.edges(); ++i) std::fprintf(f.get(), "%u %u\n", g.src[i], g.dst[i]);
+  if (std::fflush(f.get()) != 0) throw std::runtime_error("cannot write " + path);
+}
+
+/// The edges by source, and the dangling nodes counted.
+void index_by_source(graph& g) {
+  g.first.assign(g.nodes + 1, 0);
+  for (std::uint32_t u : g.src) ++g.first[u + 1];
+  for (std::uint64_t u = 0; u < g.nodes; ++u) g.first[u + 1] += g.first[u];
+  g.targets.resize(g.edges());
+  std::vector<std::uint64_t> at(g.first.begin(), g.first.end() - 1);
+  for (std::size_t i = 0; i < g.edges(); ++i) g.targets[at[g.src[i]]++] = g.dst[i];
+  g.dangling = 0;
+  for (std::uint64_t u = 0; u < g.nodes; ++u) g.dangling += g.out_degree(u) == 0 ? 1 : 0;
+}
+
+// ---- progress ----------------------------------------------------------------------------
+
+void print_iteration(std::size_t k, double seconds, double change) {
+  std::printf("iteration %3zu  %8.3f s  L1 change %.6e\n", k, seconds, change);
+  std::fflush(stdout);
+}
+
+struct outcome {
+  std::vector<double> ranks;  // x_K (the leader's)
+  double change = 0, seconds = 0;
+  std::size_t iterations = 0;
+  bool done = false;
+};
+
+// ---- the serial reference --------------------------------------------------------------
+
+/// Plain power iteration over the edge list, written independently of the
+/// table version (no blocks, no CSR): what --serial runs and --check-serial
+/// compares with.
+outcome serial_pagerank(const graph& g, std::size_t iterations, bool verbose) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::uint64_t n = g.nodes;
+  const double nd = static_cast<double>(n);
+  std::vector<std::uint64_t> out(n, 0);
+  for (std::uint32_t u : g.src) ++out[u];
+  std::vector<double> x(n, 1.0 / nd), y(n);
+  outcome r;
+  for (std::size_t k = 1; k <= iterations; ++k) {
+    double dangling = 0;
+    for (std::uint64_t u = 0; u < n; ++u)
+      if (out[u] == 0) dangling += x[u];
+    std::fill(y.begin(), y.end(), (1 - damping) / nd + damping * dangling / nd);
+    for (std::size_t i = 0; i < g.edges(); ++i)
+      y[g.dst[i]] += damping * x[g.src[i]] / static_cast<double>(out[g.src[i]]);
+    r.change = 0;
+    for (std::uint64_t u = 0; u < n; ++u) r.change += std::abs(y[u] - x[u]);
+    x.swap(y);
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (verbose) print_iteration(k, r.seconds, r.change);
+  }
+  r.ranks = std::move(x);
+  r.iterations = iterations;
+  r.done = true;
+  return r;
+}
+
+// ---- on a table ----------------------------------------------------------------------------
+
+/// Where things are in the table. The nodes are cut into blocks of B; each
+/// block has a row in each of two sets (iteration k writes set k mod 2 and
+/// reads set (k - 1) mod 2), each set has a base row, and then come the
+/// rows of the L1 changes, B iterations to a row. Block rows are laid out
+/// so that, with `group` members, both rows of block b are where the table
+/// puts them without an access pattern (row r on the (r mod n)-th member):
+/// on the (b mod group)-th member, which owns block b's nodes.
+struct rows_layout {
+  std::size_t B, blocks, group, block_rows;
+
+  rows_layout(std::uint64_t nodes, std::size_t block, std::size_t members)
+      : B(block), blocks(static_cast<std::size_t>((nodes + block - 1) / block)), group(members) {
+    block_rows = 2 * group * ((blocks + group - 1) / group);
+  }
+  [[nodiscard]] std::size_t row(std::size_t set, std::size_t b) const {
+    return (b / group) * 2 * group + set * group + b % group;
+  }
+  [[nodiscard]] std::size_t base(std::size_t set) const { return block_rows + set; }
+  [[nodiscard]] std::size_t change(std::size_t j) const { return block_rows + 2 + j / B; }
+  [[nodiscard]] std::size_t rows(std::size_t iterations) const { return change(iterations) + 1; }
+};
+
+template <class Consistency>
+outcome table_pagerank(trainer::launcher& launch, const graph& g, const settings& s) {
+  outcome result;
+  launch.run([&](auto& comm) {
+    const std::uint64_t n = g.nodes;
+    const double nd = static_cast<double>(n);
+    const std::size_t K = s.iterations;
+    const rows_layout at(n, s.block, comm.size());
+    const std::size_t B = at.B, blocks = at.blocks;
+    // One table for everything: a member that waits in one table serves
+    // only that table's rings, so waits across two tables could deadlock.
+    auto t = dml::make_table<double>(comm, at.rows(K), B, Consistency{});
+
+    // This member's blocks (recomputed when the view changes) and its last
+    // reads of their nodes (for the L1 change).
+    std::vector<std::size_t> mine;
+    std::vector<double> seen;
+    std::uint64_t view_epoch = ~std::uint64_t{0}, owned_nodes = 0;
+    auto plan = [&] {
+      const auto view = comm.view();
+      if (view.epoch == view_epoch) return;
+      view_epoch = view.epoch;
+      mine.clear();
+      owned_nodes = 0;
+      const auto& live = view.live;
+      for (std::size_t b = 0; b < blocks; ++b)
+        if (live[b % live.size()] == comm.rank()) {
+          mine.push_back(b);
+          owned_nodes += std::min<std::uint64_t>(B, n - b * B);
+        }
+      seen.assign(mine.size() * B, std::nan(""));
+    };
+    // Per set: what this member has given to each row (its last
+    // contribution there), and the rows it ever gave to.
+    std::vector<double> next(blocks * B, 0.0), delta(B, 0.0);
+    std::vector<double> given[2] = {std::vector<double>(blocks * B, 0.0),
+                                    std::vector<double>(blocks * B, 0.0)};
+    double given_base[2] = {0, 0};
+    std::vector<char> is_touched(blocks, 0);
+    std::vector<std::size_t> touched;
+
+    // Replaces this member's contribution to `set` by `next` and `base`.
+    auto give = [&](std::size_t set, double base) {
+      auto& was = given[set];
+      for (std::size_t b : touched) {
+        bool any = false;
+        for (std::size_t e = 0; e < B; ++e) {
+          delta[e] = next[b * B + e] - was[b * B + e];
+          any = any || delta[e] != 0;
+          was[b * B + e] = next[b * B + e];
+        }
+        if (any) t.update(at.row(set, b), delta);
+      }
+      std::fill(delta.begin(), delta.end(), 0.0);
+      delta[0] = base - given_base[set];
+      given_base[set] = base;
+      t.update(at.base(set), delta);
+    };
+    // Reads x of this member's nodes from `set`, sums the L1 change against
+    // the last read into `change`, and calls f(u, x_u) for every node.
+    auto read_mine = [&](std::size_t set, double& change, auto&& f) {
+      const double base = t.read(at.base(set))[0];
+      change = 0;
+      for (std::size_t i = 0; i < mine.size(); ++i) {
+        const std::size_t b = mine[i];
+        const auto row = t.read(at.row(set, b));  // valid until the next table call
+        const auto count = static_cast<std::size_t>(std::min<std::uint64_t>(B, n - b * B));
+        for (std::size_t e = 0; e < count; ++e) {
+          const double x = base + row[e];
+          if (!std::isnan(seen[i * B + e])) change += std::abs(x - seen[i * B + e]);
+          seen[i * B + e] = x;
+          f(b * B + e, x);
+        }
+      }
+    };
+    // This member's share of the L1 change of iteration j (at clock j + 1).
+    auto add_change = [&](std::size_t j, double change) {
+      std::fill(delta.begin(), delta.end(), 0.0);
+      delta[j % B] = change;
+      t.update(at.change(j), delta);
+    };
+
+    const bool leader = dml::io::leader(comm);
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<double> seconds(K + 1, 0.0);
+    std::size_t printed = 1;  // the next iteration whose line the leader prints
+    // The leader prints the iterations up to `upto` whose sums are complete.
+    auto print_complete = [&](std::size_t upto) {
+      for (; printed <= upto; ++printed) {
+        const double c = t.read(at.change(printed))[printed % B];
+        if (t.age(at.change(printed)) < static_cast<std::int64_t>(printed) + 1) break;
+        print_iteration(printed, seconds[printed], c);
+      }
+    };
+
+    // Clock 0: x_0 = 1/N into set 0, this member's nodes' share of it.
+    plan();
+    give(0, static_cast<double>(owned_nodes) / (nd * nd));
+    t.clock();
+    for (std::size_t k = 1; k <= K; ++k) {
+      plan();
+      std::fill(next.begin(), next.end(), 0.0);
+      double dangling = 0, change = 0;
+      read_mine((k - 1) % 2, change, [&](std::uint64_t u, double x) {
+        const std::uint64_t deg = g.out_degree(u);
+        if (deg == 0) {
+          dangling += x;
+          return;
+        }
+        const double share = damping * x / static_cast<double>(deg);
+        for (std::uint64_t i = g.first[u]; i < g.first[u + 1]; ++i) {
+          const std::size_t v = g.targets[i], b = v / B;
+          next[v] += share;
+          if (!is_touched[b]) {
+            is_touched[b] = 1;
+            touched.push_back(b);
+          }
+        }
+      });
+      give(k % 2, damping * dangling / nd + (1 - damping) * static_cast<double>(owned_nodes) / (nd * nd));
+      if (k >= 2) add_change(k - 1, change);  // x_{k-1} against x_{k-2}
+      t.clock();
+      seconds[k] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (leader) print_complete(k - 1);
+    }
+    // The last change (x_K against x_{K-1}), then everything is applied.
+    plan();
+    double change = 0;
+    read_mine(K % 2, change, [](std::uint64_t, double) {});
+    add_change(K, change);
+    t.sync();
+    const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (dml::io::leader(comm)) {
+      print_complete(K);
+      outcome& r = result;
+      r.change = t.read(at.change(K))[K % B];
+      r.ranks.assign(n, 0.0);
+      const double base = t.read(at.base(K % 2))[0];
+      for (std::size_t b = 0; b < blocks; ++b) {
+        const auto row = t.read(at.row(K % 2, b));
+        for (std::size_t e = 0; e < B && b * B + e < n; ++e) r.ranks[b * B + e] = base + row[e];
+      }
+      r.seconds = total;
+      r.iterations = K;
+      r.done = true;
+    }
+    t.sync();  // nobody leaves while the leader reads its rows
+  });
+  return result;
+}
+
+outcome table_pagerank(trainer::launcher& launch, const graph& g, const settings& s) {
+  if (s.consistency == "ssp") return table_pagerank<dml::consistency::ssp<2>>(launch, g, s);
+  if (s.consistency == "asp") return table_pagerank<dml::consistency::asp>(launch, g, s);
+  return table_pagerank<dml::consistency::bsp>(launch, g, s);
+}
+
+// ---- output --------------------------------------------------------------------------------
+
+double sum_of(const std::vector<double>& x) {
+  double t = 0;
+  for (double v : x) t += v;
+  return t;
+}
+
+/// `node rank` lines, ranks scaled to sum to 1.
+void write_ranks(const std::string& path, const std::vector<double>& x) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "w"), &std::fclose);
+  if (!f) throw std::runtime_error("cannot write " + path);
+  const double total = sum_of(x);
+  for (std::size_t u = 0; u < x.size(); ++u) std::fprintf(f.get(), "%zu %.12g\n", u, x[u] / total);
+  if (std::fflush(f.get()) != 0) throw std::runtime_error("cannot write " + path);
+}
+
+void print_final(const outcome& r, const graph& g) {
+  std::printf("final: iterations=%zu change=%.6e sum=%.12f seconds=%.3f nodes=%llu edges=%zu\n", r.iterations,
+              r.change, sum_of(r.ranks), r.seconds, static_cast<unsigned long long>(g.nodes), g.edges());
+  std::fflush(stdout);
+}
+
+/// --check-serial: the L1 distance between r and the serial iteration.
+bool check_against_serial(const outcome& r, const graph& g, std::size_t iterations) {
+  const outcome ref = serial_pagerank(g, iterations, false);
+  double distance = 0;
+  for (std::size_t u = 0; u < ref.ranks.size(); ++u) distance += std::abs(r.ranks[u] - ref.ranks[u]);
+  std::printf("check: serial power iteration, %zu iterations, %.3f s\n", iterations, ref.seconds);
+  std::printf("check: L1 distance %.3e (must be below %g)\n", distance, serial_tolerance);
+  const bool ok = distance < serial_tolerance;
+  std::printf("check: %s\n", ok ? "passed" : "FAILED");
+  return ok;
+}
+
+// ---- command line ------------------------------------------------------------------------
+
+constexpr const char* description =
+    R"(PageRank (damping 0.85, dangling nodes' mass spread uniformly) by power
+iteration on a dml parameter table: each rank owns the edges of a share of
+the source nodes and adds its contribution to the next iteration's ranks.
+Input: --edges FILE, one 'src dst' pair of 0-based node ids (< 2^31) per
+line, '#' comments; or --generate N, a power-law graph with a fixed seed.)";
+
+constexpr const char* footer =
+    R"(Prints one line per iteration (iteration, seconds, L1 change of the ranks)
+and finally 'final: iterations=... change=... sum=... seconds=... nodes=...
+edges=...'. Bad arguments exit with 2, bad input files with 1.)";
+
+bool parse(int argc, char** argv, settings& s) {
+  const auto app = cli::app("dml-pagerank", description, footer);
+  app->add_option("--edges", s.edges, "edge list: lines 'src dst'")
+      ->option_text("FILE")
+      ->check(cli::not_empty());
+  app->add_option("--generate", s.generate, "instead of --edges: a power-law graph of N nodes")
+      ->option_text("N")
+      ->check(cli::number_where<std::uint64_t>([](std::uint64_t v) { return v >= 2 && v <= max_generated; },
+                                               "needs 2 .. 2^26 nodes"));
+  app->add_option("--seed", s.seed, "seed of --generate, default 1")
+      ->option_text("N")
+      ->check(cli::whole_number<std::uint64_t>(0));
+  app->add_option("--write-edges", s.write_edges, "write the --generate graph to FILE and exit")
+      ->option_text("FILE")
+      ->check(cli::not_empty());
+  app->add_option("--iterations", s.iterations, "power iterations, default 30")
+      ->option_text("K")
+      ->check(cli::number_where<std::size_t>([](std::size_t v) { return v >= 1 && v <= 100000; },
+                                             "needs 1 .. 100000 iterations"));
+  app->add_option("--out", s.out, "write 'node rank' lines (ranks sum to 1)")
+      ->option_text("FILE")
+      ->check(cli::not_empty());
+  app->add_option("--transport", s.transport,
+                  "inproc (threads, default) | mpi_rma | mpi (one rank per\nMPI process: mpiexec -n N "
+                  "dml-pagerank --transport mpi_rma)")
+      ->option_text("NAME")
+      ->check(cli::one_of({"inproc", "mpi_rma", "mpi"}));
+  app->add_option("--ranks", s.ranks, "in-process ranks (threads) for inproc, default 4")
+      ->option_text("N")
+      ->check(cli::whole_number());
+  app->add_option("--consistency", s.consistency, "bsp | ssp (slack 2) | asp, default bsp")
+      ->option_text("NAME")
+      ->check(cli::one_of({"bsp", "ssp", "asp"}));
+  app->add_option("--block", s.block, "nodes per table row, default 64")
+      ->option_text("N")
+      ->check(cli::number_where<std::size_t>([](std::size_t v) { return v >= 1 && v <= 4096; },
+                                             "needs 1 .. 4096 nodes per row"));
+  app->add_flag("--serial", s.serial, "the serial power iteration only (no table)");
+  app->add_flag(
+      "--check-serial", s.check_serial,
+      "also run the serial power iteration and require an L1\ndistance below 1e-6 (exit 1 otherwise)");
+  if (!cli::parse(*app, argc, argv)) return false;
+  s.ranks_given = app->count("--ranks") > 0;
+  if (s.edges.empty() == (s.generate == 0)) throw usage_error("give either --edges FILE or --generate N");
+  if (!s.write_edges.empty() && s.generate == 0) throw usage_error("--write-edges writes a --generate graph");
+  if (s.ranks > 256)
+    throw usage_error("--ranks " + std::to_string(s.ranks) + " is too many (at most 256 threads)");
+  if (s.transport != "inproc" && s.ranks_given)
+    throw usage_error("--ranks is for --transport inproc; with " + s.transport +
+                      " every MPI process is one rank (mpiexec -n N)");
+  if (s.serial && s.transport != "inproc")
+    throw usage_error("--serial runs in this process (--transport inproc)");
+  if (s.serial && s.check_serial)
+    throw usage_error("--check-serial compares a table run with --serial; not both");
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  settings s;
+  try {
+    if (!parse(argc, argv, s)) return 0;  // --help
+  } catch (const usage_error& e) {
+    std::fprintf(stderr, "dml-pagerank: %s (see --help)\n", e.what());
+    return 2;
+  }
+  try {
+    if (!s.write_edges.empty()) {
+      const graph g = generate(s.generate, s.seed);
+      write_edges(g, s.write_edges, s);
+      std::printf("dml-pagerank: wrote %llu nodes, %zu edges to %s\n",
+                  static_cast<unsigned long long>(g.nodes), g.edges(), s.write_edges.c_str());
+      return 0;
+    }
+    trainer::launcher launch(s.transport, s.ranks, argc, argv);  // starts MPI for mpi_rma / mpi
+    const std::size_t members_here = launch.in_process() && !s.serial ? s.ranks : 1;
+    graph g;
+    if (s.generate != 0) {
+      if (const std::string big = too_big(s.generate, 6 * s.generate, members_here); !big.empty())
+        throw usage_error("--generate " + std::to_string(s.generate) + " needs " + big);
+      g = generate(s.generate, s.seed);
+    } else {
+      g = read_edges(s.edges, members_here);
+    }
+    index_by_source(g);
+    if (launch.leader())
+      std::printf(
+          "dml-pagerank: %s: %llu nodes, %zu edges, %llu dangling; %s, %zu iterations, block %zu\n",
+          g.name.c_str(), static_cast<unsigned long long>(g.nodes), g.edges(),
+          static_cast<unsigned long long>(g.dangling),
+          s.serial ? "serial"
+                   : (std::to_string(s.ranks) + " ranks, " + s.transport + ", consistency " + s.consistency)
+                         .c_str(),
+          s.iterations, s.block);
+    const outcome r = s.serial ? serial_pagerank(g, s.iterations, true) : table_pagerank(launch, g, s);
+    if (!launch.leader() || !r.done) return 0;
+    if (!s.out.empty()) write_ranks(s.out, r.ranks);
+    print_final(r, g);
+    if (s.check_serial && !check_against_serial(r, g, s.iterations)) return 1;
+  } catch (const usage_error& e) {
+    std::fprintf(stderr, "dml-pagerank: %s (see --help)\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dml-pagerank: %s\n", e.what());
+    return 1;
+  }
+}

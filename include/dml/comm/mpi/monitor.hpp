@@ -220,10 +220,12 @@ class monitor {
     bool alarmed_others = false;
     backoff pause;
     for (;;) {
-      if (clock::now() > deadline)
+      if (clock::now() > deadline) {
+        not_excluded(current, target);
         throw timeout(std::string(who_) + ": member " + std::to_string(rank_) +
                       " could not agree on a new view with the other survivors within " +
                       std::to_string(std::chrono::duration<double>(limit).count()) + " s");
+      }
       publish_proposal(target, dead);
       progress();
       if (!alarmed_others) {
@@ -269,6 +271,7 @@ class monitor {
         bool change = false;
         for (member_id m : current.live) change = change || dead[m];
         if (!change) return current;  // the alarm was about nothing new: everyone stays
+        not_excluded(current, target);
         return confirm(target, dead, deadline, progress);
       }
       pause.pause();
@@ -412,6 +415,20 @@ class monitor {
       return true;
     }
     return false;
+  }
+
+  // Throws excluded() when any other member of `current` decided a view of
+  // epoch `target` or later without this one. Asks the members this one
+  // wrote off as well: the others may have excluded it, decided, and gone
+  // (their heartbeats then stop too), and a member that decides alone or
+  // gives up without looking would carry on as a group of one, or report a
+  // timeout instead of what happened. A decided record is never withdrawn.
+  void not_excluded(const comm::membership_view& current, std::uint64_t target) {
+    for (member_id m : current.live) {
+      if (m == rank_) continue;
+      record r;
+      if (read(m, r) && r.decided >= target && r.decided_dead[rank_]) throw excluded(r.decided);
+    }
   }
 
   // Every member of the decided view must publish the same decision before

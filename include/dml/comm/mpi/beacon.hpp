@@ -27,6 +27,7 @@
 #if __has_include(<sys/mman.h>) && __has_include(<fcntl.h>) && __has_include(<unistd.h>)
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #define DML_HAS_BEACON 1
 #else
@@ -95,7 +96,10 @@ class beacon {
     if (id_.job.empty()) return false;
     timeout_ = heartbeat_timeout;
     const std::string name = path(id_.rank);
-    const int fd = ::shm_open(name.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0600);
+    // Not O_TRUNC: a stale file of the same name (a killed process of an
+    // earlier job with the same id) may be mapped by a reader already, and
+    // shrinking it under that mapping would raise SIGBUS there.
+    const int fd = ::shm_open(name.c_str(), O_CREAT | O_RDWR, 0600);
     if (fd < 0) return false;
     const bool sized = ::ftruncate(fd, sizeof(std::uint64_t)) == 0;
     void* at = sized ? ::mmap(nullptr, sizeof(std::uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
@@ -168,6 +172,13 @@ class beacon {
         p.last_try = now;
         const int fd = ::shm_open(path(static_cast<long>(r)).c_str(), O_RDONLY, 0);
         if (fd < 0) continue;  // not started yet, or on another node
+        // The owner creates the file empty and sizes it after: a mapping of
+        // it before then raises SIGBUS when read.
+        struct stat st {};
+        if (::fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(sizeof(std::uint64_t))) {
+          ::close(fd);
+          continue;
+        }
         void* at = ::mmap(nullptr, sizeof(std::uint64_t), PROT_READ, MAP_SHARED, fd, 0);
         ::close(fd);
         if (at == MAP_FAILED) continue;

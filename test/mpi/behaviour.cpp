@@ -507,6 +507,139 @@ TEST_CASE("fault: the survivors of a killed member agree on one view and keep av
   survive_a_killed_member(world());
 }
 
+// A member that starts the view agreement keeps answering requests while it
+// waits for the others: a survivor that asks it for data before noticing the
+// alarm gets its answer, then joins. (The two-sided transport answers gets,
+// flushes and atomics only while the target progresses; an agreement that did
+// not serve left such a survivor waiting until its wait limit, after which it
+// declared the live member failed and the survivors excluded it.) Forced
+// deterministically: member 0 alone watches the victim and starts the
+// agreement; member 1 waits for its alarm, then reads a word of member 0's.
+TEST_CASE("fault: a member inside the view agreement still answers requests", "[.][agreement]") {
+  auto& c = world();
+  if constexpr (!dml::comm::shrinkable_transport<transport>) {
+    WARN("this transport cannot shrink its group");
+  } else {
+    if (c.size() < 3) return;
+    c.set_wait_limit(10s);
+    c.set_heartbeat_timeout(500ms);
+    const dml::member_id me = c.rank(), victim = c.size() - 1;
+    auto seg = c.create_segment(1, 0);
+    const std::uint64_t mine = 1000 + me;
+    seg.put(me, 0, std::as_bytes(std::span(&mine, 1)));
+    seg.flush(me);
+    c.barrier();
+    if (me == victim) {
+      std::fflush(stdout);
+      std::raise(SIGKILL);
+    }
+    const auto give_up = std::chrono::steady_clock::now() + 10s;
+    std::string problem;
+    std::uint64_t got = 0;
+    try {
+      if (me == 0) {
+        while (c.alive(victim) && std::chrono::steady_clock::now() < give_up)
+          std::this_thread::sleep_for(5ms);
+      } else {
+        // Only a local load: this member notices neither the death nor
+        // anything else until member 0's alarm arrives.
+        for (bool alarmed = false; !alarmed && std::chrono::steady_clock::now() < give_up;) {
+          try {
+            c.check_view();
+            std::this_thread::sleep_for(1ms);
+          } catch (const dml::peer_failure&) {
+            alarmed = true;
+          }
+        }
+        // Member 0 is inside the agreement now, waiting for this member.
+        if (me == 1) seg.get(0, 0, std::as_writable_bytes(std::span(&got, 1)));
+      }
+      dml::fault::recover(c);
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+    INFO(problem);
+    REQUIRE(problem.empty());
+    if (me == 1) REQUIRE(got == 1000);
+    std::vector<dml::member_id> expected;
+    for (dml::member_id m = 0; m < c.size(); ++m)
+      if (m != victim) expected.push_back(m);
+    REQUIRE(c.view().epoch == 1);
+    REQUIRE(c.view().live == expected);
+  }
+}
+
+#if defined(DML_TEST_MPI_TWO_SIDED)
+// A member the others declared failed learns it from their records, even
+// once they have left: it stops with "was declared failed by the other
+// members" instead of carrying on as a group of one (or timing out). Forced
+// with the two-sided transport, whose gets need the target's progress:
+// member 0 makes no dml call for a while, member 1's get to it exceeds a
+// short wait limit, and members 1 and 2 agree on a view without member 0,
+// then finish. Member 0 waits until both are silent (both written off), then
+// recovers. Member 0 does not print a verdict when it gets the right error
+// (the run expects n - 1 passing members).
+TEST_CASE("fault: an excluded member learns it from the records of the others", "[.][excluded]") {
+  auto& c = world();
+  if (c.size() != 3) return;
+  c.set_wait_limit(10s);
+  c.set_heartbeat_timeout(500ms);
+  const dml::member_id me = c.rank();
+  auto seg = c.create_segment(1, 0);
+  c.barrier();
+  std::string problem;
+  if (me == 0) {
+    std::this_thread::sleep_for(1500ms);  // answers nothing meanwhile
+    const auto give_up = std::chrono::steady_clock::now() + 20s;
+    while ((c.alive(1) || c.alive(2)) && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(5ms);
+    try {
+      dml::fault::recover(c);
+      problem = "went on in view " + std::to_string(c.view().epoch) + " of " +
+                std::to_string(c.view().live.size()) + " member(s)";
+    } catch (const dml::peer_failure& e) {
+      if (std::string(e.what()).find("was declared failed by the other members") == std::string::npos)
+        problem = std::string("peer_failure: ") + e.what();
+    } catch (const std::exception& e) {
+      problem = std::string("unexpected exception: ") + e.what();
+    }
+    INFO(problem);
+    REQUIRE(problem.empty());
+    std::fflush(stdout);
+    std::_Exit(0);  // excluded, as it should be: no verdict line
+  }
+  try {
+    if (me == 1) {
+      c.set_wait_limit(500ms);
+      std::uint64_t word = 0;
+      try {
+        seg.get(0, 0, std::as_writable_bytes(std::span(&word, 1)));
+        problem = "member 0 answered";
+      } catch (const dml::peer_failure&) {
+      }
+      c.set_wait_limit(10s);
+    } else {
+      const auto give_up = std::chrono::steady_clock::now() + 10s;
+      for (bool alarmed = false; !alarmed && std::chrono::steady_clock::now() < give_up;) {
+        try {
+          c.check_view();
+          std::this_thread::sleep_for(1ms);
+        } catch (const dml::peer_failure&) {
+          alarmed = true;
+        }
+      }
+    }
+    dml::fault::recover(c);
+  } catch (const std::exception& e) {
+    problem = e.what();
+  }
+  INFO(problem);
+  REQUIRE(problem.empty());
+  REQUIRE(c.view().epoch == 1);
+  REQUIRE(c.view().live == std::vector<dml::member_id>{1, 2});
+}
+#endif
+
 #if defined(DML_TEST_MPI_RMA)
 TEST_CASE("config: bad values of mpi_rma's environment variables are config_errors naming them", "[config]") {
   struct variable {

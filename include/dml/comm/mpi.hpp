@@ -57,8 +57,9 @@ namespace comm {
 /// earlier put, `fetch_add` is a request answered with the old value, and
 /// `get` a request answered with the words asked for.
 /// Barrier and exchange use MPI_Ibarrier / MPI_Iallgather(v) and serve
-/// incoming messages while they wait, so no member deadlocks waiting for a
-/// peer that is itself inside a collective.
+/// incoming messages while they wait, and so does the agreement on the
+/// survivors, so no member deadlocks waiting for a peer that is itself
+/// inside a collective or a view change.
 ///
 /// Failures: the same fault monitor and agreement as `mpi_rma` (a heartbeat
 /// per member, `DML_HEARTBEAT_TIMEOUT_MS`) finds a dead member while this
@@ -172,7 +173,17 @@ class mpi {
   /// the current view at once when no failure is known.
   comm::agreement agree_on_survivors(std::chrono::steady_clock::time_point deadline) {
     const auto before = group_.view().epoch;
-    auto a = group_.agree_on_survivors(deadline);
+    // Messages are served while the survivors agree: a member waiting for an
+    // answer from this one (a get, flush or atomic) would otherwise wait
+    // until its wait limit and declare this live member failed instead of
+    // noticing the view change. A send that fails marks its target failed,
+    // which the agreement takes into account.
+    auto a = group_.agree_on_survivors(deadline, [this] {
+      try {
+        progress();
+      } catch (const peer_failure&) {
+      }
+    });
     if (a.view.epoch != before) {
       abandon_sends();  // they travel in the old communicator, which nobody reads any more
       replies_.clear();

@@ -162,7 +162,7 @@ class mpi_rma {
   /// to their communicator. Returns the current view at once when no
   /// failure is known. `dml::fault::recover` calls it.
   comm::agreement agree_on_survivors(std::chrono::steady_clock::time_point deadline) {
-    return group_.agree_on_survivors(deadline);
+    return group_.agree_on_survivors(deadline, [] {});  // one-sided: nothing to serve
   }
   /// Whether another thread may make this context's MPI calls while the
   /// thread that made the context does not (vectors' scatter_async()):

@@ -96,7 +96,10 @@ class beacon {
     if (id_.job.empty()) return false;
     timeout_ = heartbeat_timeout;
     const std::string name = path(id_.rank);
-    const int fd = ::shm_open(name.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0600);
+    // Not O_TRUNC: a stale file of the same name (a killed process of an
+    // earlier job with the same id) may be mapped by a reader already, and
+    // shrinking it under that mapping would raise SIGBUS there.
+    const int fd = ::shm_open(name.c_str(), O_CREAT | O_RDWR, 0600);
     if (fd < 0) return false;
     const bool sized = ::ftruncate(fd, sizeof(std::uint64_t)) == 0;
     void* at = sized ? ::mmap(nullptr, sizeof(std::uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)

@@ -140,15 +140,18 @@ class group {
   /// other survivors on the view without the dead and builds its
   /// communicator from the original group. The old view's windows and
   /// communicators are left alone (freeing them is collective over members
-  /// that are gone), and MPI will not be finalized.
-  comm::agreement agree_on_survivors(clock::time_point deadline) {
+  /// that are gone), and MPI will not be finalized. `progress` runs while
+  /// the agreement waits (the two-sided transport serves messages: a member
+  /// waiting for this one's answer could not join otherwise).
+  template <class Progress>
+  comm::agreement agree_on_survivors(clock::time_point deadline, Progress&& progress) {
     comm::agreement a;
     bool known = monitor_.alarmed(view_.epoch);
     for (member_id m : view_.live)
       if (m != rank_ && !alive(m)) known = true;
     if (known) {
       const auto remaining = std::max<clock::duration>(deadline - clock::now(), std::chrono::milliseconds(1));
-      const auto next = monitor_.agree(view_, remaining);
+      const auto next = monitor_.agree(view_, remaining, progress);
       if (next.epoch > view_.epoch) {
         // From the last heartbeat seen of a removed member to the agreed view.
         for (member_id m : view_.live)

@@ -189,9 +189,13 @@ class monitor {
   /// Runs the agreement for a view newer than `current` among its live
   /// members. Returns the decided view, confirmed by every member of it.
   /// Throws dml::peer_failure when this member was excluded, dml::timeout
-  /// past `limit`.
-  comm::membership_view agree(const comm::membership_view& current, clock::duration limit) {
-    const auto v = agree_once(current, limit);
+  /// past `limit`. `progress` runs while it waits: a member still waiting
+  /// for an answer from this one (the two-sided transport's requests) gets
+  /// it, and can then notice the view change and join the agreement.
+  template <class Progress>
+  comm::membership_view agree(const comm::membership_view& current, clock::duration limit,
+                              Progress&& progress) {
+    const auto v = agree_once(current, limit, progress);
     answered_ = std::max(answered_, current.epoch + 1);  // even when nothing changed
     return v;
   }
@@ -205,7 +209,9 @@ class monitor {
   [[nodiscard]] MPI_Win window() const noexcept { return win_; }
 
  private:
-  comm::membership_view agree_once(const comm::membership_view& current, clock::duration limit) {
+  template <class Progress>
+  comm::membership_view agree_once(const comm::membership_view& current, clock::duration limit,
+                                   Progress& progress) {
     const auto deadline = clock::now() + limit;
     std::uint64_t target = current.epoch + 1;
     std::vector<char> dead = dead_;
@@ -214,11 +220,14 @@ class monitor {
     bool alarmed_others = false;
     backoff pause;
     for (;;) {
-      if (clock::now() > deadline)
+      if (clock::now() > deadline) {
+        not_excluded(current, target);
         throw timeout(std::string(who_) + ": member " + std::to_string(rank_) +
                       " could not agree on a new view with the other survivors within " +
                       std::to_string(std::chrono::duration<double>(limit).count()) + " s");
+      }
       publish_proposal(target, dead);
+      progress();
       if (!alarmed_others) {
         for (member_id m : current.live)
           if (m != rank_ && !dead[m]) (void)alarm(m, target);
@@ -240,7 +249,7 @@ class monitor {
         }
         if (r.decided >= target) {  // someone decided already: adopt (views only ever shrink)
           if (r.decided_dead[rank_]) throw excluded(r.decided);
-          return confirm(r.decided, r.decided_dead, deadline);
+          return confirm(r.decided, r.decided_dead, deadline, progress);
         }
         if (r.proposed == target) {
           for (member_id x = 0; x < size_; ++x)
@@ -262,7 +271,8 @@ class monitor {
         bool change = false;
         for (member_id m : current.live) change = change || dead[m];
         if (!change) return current;  // the alarm was about nothing new: everyone stays
-        return confirm(target, dead, deadline);
+        not_excluded(current, target);
+        return confirm(target, dead, deadline, progress);
       }
       pause.pause();
     }
@@ -407,14 +417,31 @@ class monitor {
     return false;
   }
 
+  // Throws excluded() when any other member of `current` decided a view of
+  // epoch `target` or later without this one. Asks the members this one
+  // wrote off as well: the others may have excluded it, decided, and gone
+  // (their heartbeats then stop too), and a member that decides alone or
+  // gives up without looking would carry on as a group of one, or report a
+  // timeout instead of what happened. A decided record is never withdrawn.
+  void not_excluded(const comm::membership_view& current, std::uint64_t target) {
+    for (member_id m : current.live) {
+      if (m == rank_) continue;
+      record r;
+      if (read(m, r) && r.decided >= target && r.decided_dead[rank_]) throw excluded(r.decided);
+    }
+  }
+
   // Every member of the decided view must publish the same decision before
   // anyone uses it; a newer decision seen meanwhile is adopted instead.
-  comm::membership_view confirm(std::uint64_t epoch, std::vector<char> dead, clock::time_point deadline) {
+  template <class Progress>
+  comm::membership_view confirm(std::uint64_t epoch, std::vector<char> dead, clock::time_point deadline,
+                                Progress& progress) {
     for (;;) {
       publish_decision(epoch, dead);
       bool all = true;
       backoff pause;
       for (;;) {
+        progress();
         all = true;
         bool restart = false;
         for (member_id m = 0; m < size_ && !restart; ++m) {

@@ -6,6 +6,7 @@
 // bytes on the wire follow the pairs sent, not the length.
 #include <dml/dml.hpp>
 #include <dml/vector/delta_vector.hpp>
+#include <dml/vector/filter.hpp>
 
 #include "support/catch.hpp"
 
@@ -15,6 +16,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace inproc = dml::comm::inproc;
@@ -42,22 +44,33 @@ std::vector<change> changes_of(dml::member_id m, int round, int count) {
 // Runs `rounds` rounds of (change, scatter, gather) on n members, then
 // scatters until nothing is pending anywhere; returns every member's agreed
 // state and statistics.
-template <class... Policies>
-void run_rounds(std::size_t n, int rounds, int per_round, std::size_t capacity,
-                std::vector<std::vector<float>>& agreed, std::vector<dml::vector_stats>& stats,
-                std::vector<int>& flush_rounds, Policies... policies) {
+struct no_filter {};
+
+// The same, each member scattering through the filter make_filter(rank)
+// returns (no_filter: plain scatter()).
+template <class MakeFilter, class... Policies>
+void run_rounds_with(MakeFilter make_filter, std::size_t n, int rounds, int per_round, std::size_t capacity,
+                     std::vector<std::vector<float>>& agreed, std::vector<dml::vector_stats>& stats,
+                     std::vector<int>& flush_rounds, Policies... policies) {
   agreed.assign(n, {});
   stats.assign(n, {});
   flush_rounds.assign(n, 0);
   inproc::run(n, [&](inproc::context& c) {
     auto v = dml::make_delta_vector<float>(c, length, dml::sparse{capacity}, policies...);
     auto busy = dml::make_vector<double>(c, 1, dml::gather::sum{});
+    auto filter = make_filter(c.rank());
+    auto scatter = [&] {
+      if constexpr (std::is_same_v<decltype(filter), no_filter>)
+        v.scatter();
+      else
+        v.scatter(filter);
+    };
     for (int r = 1; r <= rounds; ++r) {
       for (const auto& ch : changes_of(c.rank(), r, per_round)) {
         v.span()[ch.index] += ch.value;
         v.touch(ch.index);
       }
-      v.scatter();
+      scatter();
       v.gather();
     }
     for (;;) {  // until no member has changes left to send
@@ -65,7 +78,7 @@ void run_rounds(std::size_t n, int rounds, int per_round, std::size_t capacity,
       busy.scatter();
       busy.gather();
       if (busy.span()[0] == 0) break;
-      v.scatter();
+      scatter();
       v.gather();
       ++flush_rounds[c.rank()];
     }
@@ -74,6 +87,14 @@ void run_rounds(std::size_t n, int rounds, int per_round, std::size_t capacity,
       if (v.span()[i] != v.agreed()[i]) agreed[c.rank()].clear();  // nothing pending: local == agreed
     stats[c.rank()] = v.stats();
   });
+}
+
+template <class... Policies>
+void run_rounds(std::size_t n, int rounds, int per_round, std::size_t capacity,
+                std::vector<std::vector<float>>& agreed, std::vector<dml::vector_stats>& stats,
+                std::vector<int>& flush_rounds, Policies... policies) {
+  run_rounds_with([](dml::member_id) { return no_filter{}; }, n, rounds, per_round, capacity, agreed, stats,
+                  flush_rounds, policies...);
 }
 
 // The average of all members' changes, in double.
@@ -125,6 +146,29 @@ TEST_CASE("delta_vector: changes beyond the capacity wait for later scatters and
   double worst = 0;
   for (std::size_t i = 0; i < length; ++i) worst = std::max(worst, std::abs(agreed[0][i] - want[i]));
   CHECK(worst < 1e-5);
+}
+
+TEST_CASE("delta_vector: a filter chooses what fits the capacity; replicas agree and nothing is lost") {
+  const auto want = expected_average(4, 6, 40);
+  auto check = [&](auto make_filter, const char* name) {
+    INFO(name);
+    std::vector<std::vector<float>> agreed;
+    std::vector<dml::vector_stats> stats;
+    std::vector<int> flushes;
+    run_rounds_with(make_filter, 4, 6, 40, 8, agreed, stats, flushes, dml::consistency::bsp{});
+    REQUIRE(flushes[0] > 0);  // the capacity really held changes back
+    for (std::size_t m = 0; m < 4; ++m) {
+      REQUIRE_FALSE(agreed[m].empty());
+      REQUIRE(agreed[m] == agreed[0]);
+    }
+    double worst = 0;
+    for (std::size_t i = 0; i < length; ++i) worst = std::max(worst, std::abs(agreed[0][i] - want[i]));
+    CHECK(worst < 1e-5);
+  };
+  check([](dml::member_id) { return dml::filter::magnitude{}; }, "magnitude");
+  check([](dml::member_id) { return dml::filter::relative{}; }, "relative");
+  check([](dml::member_id m) { return dml::filter::random{m + 1}; }, "random");
+  check([](dml::member_id) { return dml::filter::round_robin{}; }, "round_robin");
 }
 
 TEST_CASE("delta_vector: bytes sent follow the pairs sent, never the length") {

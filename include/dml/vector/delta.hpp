@@ -117,6 +117,17 @@ T read_local(const L& local, std::size_t i) {
     return static_cast<T>(local[i]);
 }
 
+// A filter's choice: at most k distinct positions below n, sorted here.
+inline void check_choice(const char* who, std::vector<std::size_t>& chosen, std::size_t k, std::size_t n) {
+  if (chosen.size() > k)
+    throw config_error(std::string(who) + ": the filter chose " + std::to_string(chosen.size()) +
+                       " changes where the quota allows " + std::to_string(k));
+  std::sort(chosen.begin(), chosen.end());
+  if (std::adjacent_find(chosen.begin(), chosen.end()) != chosen.end() ||
+      (!chosen.empty() && chosen.back() >= n))
+    throw config_error(std::string(who) + ": the filter chose a change twice or one that does not exist");
+}
+
 struct free_deleter {
   void operator()(void* p) const noexcept { std::free(p); }
 };
@@ -264,15 +275,7 @@ class delta_tracker {
       for (std::size_t c = 0; c < candidates_.size(); ++c) chosen_.push_back(c);
     } else {
       filter.choose(std::span<const delta_candidate<T>>(candidates_), k, chosen_);
-      if (chosen_.size() > k)
-        throw config_error("dml::delta_tracker::publish: the filter chose " + std::to_string(chosen_.size()) +
-                           " changes where the quota allows " + std::to_string(k));
-      std::sort(chosen_.begin(), chosen_.end());
-      if (std::adjacent_find(chosen_.begin(), chosen_.end()) != chosen_.end() ||
-          (!chosen_.empty() && chosen_.back() >= candidates_.size()))
-        throw config_error(
-            "dml::delta_tracker::publish: the filter chose a change twice or one that does "
-            "not exist");
+      detail::check_choice("dml::delta_tracker::publish", chosen_, k, candidates_.size());
     }
     // Candidates and list_ are both ascending: walk them together.
     kept = 0;

@@ -85,7 +85,8 @@ struct delta_state {
     coords.clear();
     for (std::size_t w = 0; w < marks.size(); ++w) {
       for (std::uint64_t word = marks[w]; word != 0; word &= word - 1)
-        coords.push_back(static_cast<std::uint32_t>(64 * w + static_cast<std::size_t>(std::countr_zero(word))));
+        coords.push_back(
+            static_cast<std::uint32_t>(64 * w + static_cast<std::size_t>(std::countr_zero(word))));
       marks[w] = 0;
     }
   }
@@ -249,6 +250,36 @@ class delta_vector {
                            st.pending.indices.begin() + static_cast<std::ptrdiff_t>(count));
     st.sent.values.assign(st.pending.values.begin(),
                           st.pending.values.begin() + static_cast<std::ptrdiff_t>(count));
+    inner_.scatter(st.sent.indices, st.sent.values);
+  }
+
+  /// Like scatter(), but when more coordinates changed than the capacity
+  /// lets out, `filter` chooses which (dml/vector/filter.hpp: magnitude,
+  /// relative, random, round_robin); the others stay pending and compete
+  /// again at the next scatter, so nothing is lost.
+  /// @throws dml::config_error when the filter chooses more than the
+  /// capacity or a change twice (nothing is sent).
+  template <delta_filter<T> Filter>
+  void scatter(Filter& filter) {
+    auto& st = *state_;
+    st.tracker.changed(span(), st.pending);
+    if (st.pending.size() <= st.capacity) {
+      st.sent.indices = st.pending.indices;
+      st.sent.values = st.pending.values;
+    } else {
+      const auto local = span();
+      std::vector<delta_candidate<T>> candidates(st.pending.size());
+      for (std::size_t k = 0; k < candidates.size(); ++k)
+        candidates[k] = {st.pending.indices[k], st.pending.values[k], local[st.pending.indices[k]]};
+      std::vector<std::size_t> chosen;
+      filter.choose(std::span<const delta_candidate<T>>(candidates), st.capacity, chosen);
+      detail::check_choice("dml::delta_vector::scatter", chosen, st.capacity, candidates.size());
+      st.sent.clear();
+      for (const std::size_t c : chosen) {
+        st.sent.indices.push_back(candidates[c].index);
+        st.sent.values.push_back(candidates[c].delta);
+      }
+    }
     inner_.scatter(st.sent.indices, st.sent.values);
   }
 

@@ -515,9 +515,12 @@ TEST_CASE("fault: the survivors of a killed member agree on one view and keep av
 // declared the live member failed and the survivors excluded it.) Forced
 // deterministically: member 0 alone watches the victim and starts the
 // agreement; member 1 waits for its alarm, then reads a word of member 0's.
-TEST_CASE("fault: a member inside the view agreement still answers requests", "[.][agreement]") {
-  auto& c = world();
-  if constexpr (!dml::comm::shrinkable_transport<transport>) {
+namespace {
+// A template, so that transports that cannot shrink (verbs) compile
+// without the branch that recovers.
+template <class Context>
+void answer_during_agreement(Context& c) {
+  if constexpr (!dml::comm::shrinkable_transport<Context>) {
     WARN("this transport cannot shrink its group");
   } else {
     if (c.size() < 3) return;
@@ -567,6 +570,11 @@ TEST_CASE("fault: a member inside the view agreement still answers requests", "[
     REQUIRE(c.view().epoch == 1);
     REQUIRE(c.view().live == expected);
   }
+}
+}  // namespace
+
+TEST_CASE("fault: a member inside the view agreement still answers requests", "[.][agreement]") {
+  answer_during_agreement(world());
 }
 
 #if defined(DML_TEST_MPI_TWO_SIDED)

@@ -24,6 +24,7 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -294,12 +295,30 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
   return last;
 }
 
+// The defaults for R ranks, unless given: a step averages the gradients
+// of R x cb-size samples, and the network needs steps of at most about 64
+// samples to reach one rank's accuracy in as many epochs. So beyond 2
+// ranks the per-rank minibatch shrinks to max(4, 64 / R), and the step
+// follows the square-root rule for the global batch: 0.1 x sqrt(R x cb / 32)
+// (32: the one-rank minibatch). docs/trainers.md, "Equal-epoch quality",
+// has the measurements behind it (8 ranks: cb 8, lr 0.141).
+std::string default_batch_and_step(settings& s) {
+  if (!s.cb_size_given && s.ranks > 2) s.cb_size = std::max<std::size_t>(4, 64 / s.ranks);
+  if (s.lr_given || s.ranks == 1) return "";
+  const double global = static_cast<double>(s.ranks * s.cb_size);
+  s.lr = static_cast<float>(0.1 * std::sqrt(global / 32.0));
+  char note[80];
+  std::snprintf(note, sizeof note, " (0.1 x sqrt(%zu ranks x %zu / 32))", s.ranks, s.cb_size);
+  return note;
+}
+
 constexpr const char* description =
     R"(Trains a 784-256-10 network (ReLU, softmax) on Fashion-MNIST by minibatch SGD,
 data parallel over ranks: gradients are averaged after every
 --cb-size examples per rank (the minibatch), whole models every
---average-every steps. --lr defaults to 0.1 x sqrt(ranks): a step of R ranks
-sees a batch R times larger.)";
+--average-every steps. Beyond 2 ranks --cb-size defaults to
+max(4, 64 / ranks), and --lr to 0.1 x sqrt(ranks x cb-size / 32): a step of
+R ranks sees a batch R times larger.)";
 
 }  // namespace
 
@@ -333,9 +352,7 @@ int main(int argc, char** argv) {
     // starts MPI for --transport mpi_rma / mpi
     trainer::launcher launch(s.transport, s.ranks, argc, argv, trainer::planned_kills(s));
     const auto [train_set, test_set] = trainer::load(s);
-    // The default 0.1 times sqrt(ranks): the ranks average their gradients,
-    // so a step sees a batch `ranks` times larger (common.hpp).
-    const std::string lr_note = trainer::scale_lr_with_ranks(s);
+    const std::string lr_note = default_batch_and_step(s);
     if (static_cast<std::size_t>(train_set.x.rows()) / s.ranks < s.cb_size)
       throw trainer::usage_error(std::to_string(train_set.x.rows()) + " training samples are too few for " +
                                  std::to_string(s.ranks) + " ranks with --cb-size " +

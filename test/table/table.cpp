@@ -222,8 +222,11 @@ TEST_CASE("table: rows move with their values when placed after real updates", "
   });
 }
 
-TEST_CASE("table: prefetch fetches a clock's rows in fewer one-sided reads", "[table]") {
-  auto gets = [](bool prefetch) {
+// Counted in fetches, not gets: a fetch that waits for an owner polls it,
+// so the number of gets depends on the machine's load (CI saw 2.5x).
+TEST_CASE("table: prefetch fetches a clock's rows in fewer fetches", "[table]") {
+  std::atomic<int> short_of_rows{0};  // checked outside the members' threads (Catch is not thread safe)
+  auto fetches = [&](bool prefetch) {
     std::atomic<std::uint64_t> total{0};
     inproc::run(3, [&](auto& c) {
       dml::table_options o;
@@ -238,16 +241,18 @@ TEST_CASE("table: prefetch fetches a clock's rows in fewer one-sided reads", "[t
       t.begin_recording(dml::recording::virtual_iteration);
       iteration();
       t.end_recording();
-      const auto before = t.stats().gets;
+      const auto before = t.stats().fetches;
       for (int k = 0; k < 4; ++k) iteration();
-      total += t.stats().gets - before;
-      CHECK(t.stats().rows_fetched >= 4 * 40);  // every clock refreshes every row of others (bsp)
+      total += t.stats().fetches - before;
+      if (t.stats().rows_fetched < 4 * 40)
+        ++short_of_rows;  // every clock refreshes every row of others (bsp)
       t.sync();
     });
     return total.load();
   };
-  const auto with = gets(true), without = gets(false);
-  INFO("gets with prefetch " << with << ", without " << without);
+  const auto with = fetches(true), without = fetches(false);
+  INFO("fetches with prefetch " << with << ", without " << without);
+  CHECK(short_of_rows.load() == 0);
   CHECK(3 * with < without);
 }
 

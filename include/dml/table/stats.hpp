@@ -20,7 +20,8 @@ struct table_stats {
   std::uint64_t updates = 0;          ///< calls of update()
   std::uint64_t clocks = 0;           ///< clocks ended (clock(), and the one sync() ends)
   std::uint64_t rows_fetched = 0;     ///< rows read from owners
-  std::uint64_t gets = 0;             ///< one-sided reads issued
+  std::uint64_t fetches = 0;          ///< fetches from owners (one per owner and batch of rows)
+  std::uint64_t gets = 0;             ///< one-sided reads issued (a fetch that waits polls: several)
   std::uint64_t torn_fetches = 0;     ///< fetches retried because the owner published meanwhile
   std::uint64_t messages_sent = 0;    ///< update messages written into owners' rings
   std::uint64_t bytes_sent = 0;       ///< bytes written into owners' rings

@@ -193,8 +193,7 @@ class table {
   /// A delta of another element type is refused at compile time (no
   /// silent conversion of every element).
   template <class U>
-    requires(!std::is_same_v<std::remove_const_t<U>, T>)
-  void update(std::size_t, std::span<U>) {
+  requires(!std::is_same_v<std::remove_const_t<U>, T>) void update(std::size_t, std::span<U>) {
     static_assert(std::is_same_v<std::remove_const_t<U>, T>,
                   "dml::table::update: the delta must be a span of the table's element type T");
   }
@@ -710,6 +709,7 @@ class table {
   // and stores them (in the cache, or the last one in scratch_) with this
   // member's updates o had not applied.
   void fetch(member_id o, std::span<const std::uint64_t> rows, std::uint64_t need) {
+    ++stats_.fetches;
     const std::size_t n = comm_->size();
     applied_buf_.resize(n);
     // Runs of local rows, joined across small gaps.

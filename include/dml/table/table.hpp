@@ -1071,7 +1071,8 @@ class table {
       for (std::size_t i = 0; i < all.size(); ++i) {
         if (all[i].size() % 8 != 0) throw comm_error("dml::table: malformed access record");
         lists[i].resize(all[i].size() / 8);
-        std::memcpy(lists[i].data(), all[i].data(), all[i].size());
+        if (!all[i].empty())
+          std::memcpy(lists[i].data(), all[i].data(), all[i].size());  // never memcpy(nullptr)
       }
       next_layout_ = detail::ownership::placed(detail::place_rows(rows_, live, lists), live, comm_->size());
       ++stats_.migrations;

@@ -5,4 +5,6 @@
 #include <dml/consistency/notify_ack.hpp>
 #include <dml/table.hpp>
 
-void f(dml::comm::inproc::context& c) { auto t = dml::make_table<float>(c, 4, 2, dml::consistency::notify_ack{}); }
+void f(dml::comm::inproc::context& c) {
+  auto t = dml::make_table<float>(c, 4, 2, dml::consistency::notify_ack{});
+}

@@ -17,6 +17,8 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 namespace inproc = dml::comm::inproc;
@@ -156,6 +158,68 @@ TEST_CASE("kill 1 and 2 of 8 under ssp<2>: one view on every survivor, training 
 }
 TEST_CASE("kill 1 and 2 of 8 under asp: one view on every survivor, training goes on") {
   matrix<dml::consistency::asp>("asp", 400);
+}
+
+TEST_CASE(
+    "a view superseded before a member rebuilt in it is merged into the next: one history on every "
+    "survivor") {
+  // Member 4 dies; member 0 agrees on the view without it while members 1
+  // and 2 are held back; member 3 then dies too, before anyone rebuilt in
+  // that view. The holds make the order deterministic. Member 0 saw two agreements, members 1 and 2 one: all
+  // three list the same single change removing 3 and 4.
+  constexpr std::size_t n = 5;
+  std::atomic<bool> three_dead{false};
+  std::atomic<int> at_five{0};
+  std::mutex mutex;
+  std::vector<std::pair<member_id, std::vector<dml::fault::view_change>>> seen;
+  inproc::options o;
+  o.wait_limit = 20s;
+  inproc::run(
+      n,
+      [&](inproc::context& c) {
+        auto v = dml::make_vector<double>(c, 4, dml::consistency::bsp{}, dml::topology::all{});
+        for (int r = 0; r < 12; ++r) {
+          if (r == 5) {
+            // 4 dies once the others finished round 4 (they would meet its
+            // death in that round's gather otherwise, 3 included).
+            if (c.rank() != 4) ++at_five;
+            if (c.rank() == 4) {
+              while (at_five.load() < 4) std::this_thread::sleep_for(100us);
+              c.stop();
+            }
+            if (c.rank() == 3) {
+              // Dies once some member has agreed on the view without 4.
+              for (;;) {
+                try {
+                  c.check_view();
+                } catch (const dml::peer_failure&) {
+                  break;
+                }
+                std::this_thread::sleep_for(100us);
+              }
+              three_dead.store(true);
+              c.stop();
+            }
+            if (c.rank() == 1 || c.rank() == 2)
+              while (!three_dead.load()) std::this_thread::sleep_for(100us);
+          }
+          v.scatter();
+          v.gather();
+        }
+        v.barrier();
+        std::lock_guard lock(mutex);
+        seen.emplace_back(c.rank(), dml::fault::view_changes(c));
+      },
+      o);
+  REQUIRE(seen.size() == 3);
+  for (const auto& [rank, changes] : seen) {
+    INFO("survivor " << rank);
+    REQUIRE(changes.size() == 1);
+    CHECK(changes[0].removed == std::vector<member_id>{3, 4});
+    CHECK(changes[0].live == std::vector<member_id>{0, 1, 2});
+    CHECK(changes[0].epoch == seen.front().second[0].epoch);
+    CHECK(changes[0].recovery_seconds >= changes[0].detection_seconds);
+  }
 }
 
 TEST_CASE("detection and recovery times are recorded for every view change") {

@@ -52,7 +52,11 @@ enum class policy {
   return p == policy::tolerate ? "tolerate" : "abort";
 }
 
-/// One view change as a member saw it.
+/// One view change as a member saw it. A view that was agreed but
+/// superseded before this member's vectors were rebuilt in it is not listed
+/// on its own: it is merged into the next (its removed members added, its
+/// detection time kept), so survivors that worked in the same views list the
+/// same changes.
 struct view_change {
   std::uint64_t epoch = 0;         ///< epoch of the new view
   std::vector<member_id> removed;  ///< members in the old view but not the new one
@@ -237,8 +241,20 @@ void recover(Comm& comm) {
       change.removed = dml::detail::removed_members(before.live, a.view.live);
       change.live = a.view.live;
       change.detection_seconds = a.detection_seconds;
-      s->decided_at = clock::now();
-      s->changes.push_back(change);
+      if (s->rebuild_due && !s->changes.empty()) {
+        // The previous view was superseded before this member's vectors
+        // were rebuilt in it (another member failed meanwhile): it was
+        // never worked in, so it merges into this one. Members that
+        // learned of both failures at once list the same single change.
+        auto& last = s->changes.back();
+        change.removed.insert(change.removed.end(), last.removed.begin(), last.removed.end());
+        std::sort(change.removed.begin(), change.removed.end());
+        change.detection_seconds = last.detection_seconds;
+        last = std::move(change);
+      } else {
+        s->decided_at = clock::now();
+        s->changes.push_back(change);
+      }
       s->rebuild_due = true;
       if (s->on_failure == policy::abort)
         s->stopped = detail::abort_failure(comm.rank(), change.removed, change.epoch);

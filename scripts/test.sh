@@ -25,7 +25,10 @@ dir="$DML_ROOT/build"
 cmake_args=(-DDML_WERROR=ON)
 if [[ -n $sanitize ]]; then
   dir="$DML_ROOT/build-${sanitize//,/-}"
-  cmake_args+=(-DDML_SANITIZE="$sanitize" -DCMAKE_CXX_FLAGS="-O1 -g")
+  # -g1: line tables and function names, all a sanitizer report needs;
+  # full -g costs 40 % more compile time (one test translation unit under
+  # ASan: 33 s of CPU with -g, 23.6 s with -g1).
+  cmake_args+=(-DDML_SANITIZE="$sanitize" -DCMAKE_CXX_FLAGS="-O1" -DCMAKE_CXX_FLAGS_DEBUG="-g1")
   export DML_BUILD_TYPE=Debug
   export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"

@@ -16,8 +16,9 @@
 #include <vector>
 
 DML_BEGIN_NAMESPACE
-namespace topology {
-
+// In dml::detail, not dml::topology::detail: a topology::detail namespace
+// would hide dml::detail from the generators' unqualified detail:: calls in
+// every header included after this one.
 namespace detail {
 
 /// The second-largest singular value of the n x n matrix whose columns are
@@ -64,6 +65,8 @@ namespace detail {
 }
 
 }  // namespace detail
+
+namespace topology {
 
 /// The spectral gap 1 - sigma_2(P) of the averaging matrix P of g, as ASAP
 /// (Kadav and Kruus, appendix A) defines it:

@@ -7,7 +7,9 @@
 
 #include <dml/topology/all.hpp>
 #include <dml/topology/any.hpp>
+#include <dml/topology/best_circulant.hpp>
 #include <dml/topology/chain.hpp>
+#include <dml/topology/circulant.hpp>
 #include <dml/topology/concepts.hpp>
 #include <dml/topology/edges.hpp>
 #include <dml/topology/exponential.hpp>

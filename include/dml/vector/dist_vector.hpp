@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <optional>
 #include <span>
@@ -482,6 +483,17 @@ class dist_vector {
     std::uint64_t h = 0xcbf29ce484222325ULL;
     for (member_id m : graph.members()) {
       for (member_id o : graph.out(m)) h = detail::fnv1a(h, (m << 32) ^ o);
+    }
+    if (graph.has_weights()) {  // members must agree on the weights too
+      auto bits = [](double x) {
+        std::uint64_t b = 0;
+        std::memcpy(&b, &x, sizeof b);
+        return b;
+      };
+      for (member_id m : graph.members()) {
+        h = detail::fnv1a(h, bits(graph.self_weight(m)));
+        for (const double w : graph.in_weights(m)) h = detail::fnv1a(h, bits(w));
+      }
     }
     return "length=" + std::to_string(core_.size()) + " element=" + detail::element_name<T>() +
            " representation=" + detail::policy_name(core_.representation()) +

@@ -40,19 +40,26 @@ class vector_protocol;
 
 /// The gather functor as the core calls it: a function and the functor it
 /// applies (type-erased, so the core does not depend on the functor's type).
+/// A functor that takes the receiver's mixing weights as a third argument
+/// gets them; the others are called as f(own, inputs).
 template <class T>
 struct gather_call {
-  void (*fn)(void* functor, std::span<T> own, std::span<const gather::input<T>> inputs) = nullptr;
+  void (*fn)(void* functor, std::span<T> own, std::span<const gather::input<T>> inputs,
+             const gather::mixing& m) = nullptr;
   void* functor = nullptr;
   template <class G>
   static gather_call of(G& g) noexcept {
-    return {[](void* f, std::span<T> own, std::span<const gather::input<T>> in) {
-              (*static_cast<G*>(f))(own, in);
+    return {[](void* f, std::span<T> own, std::span<const gather::input<T>> in, const gather::mixing& m) {
+              if constexpr (std::is_invocable_v<G&, std::span<T>, std::span<const gather::input<T>>,
+                                                const gather::mixing&>)
+                (*static_cast<G*>(f))(own, in, m);
+              else
+                (*static_cast<G*>(f))(own, in);
             },
             &g};
   }
-  void operator()(std::span<T> own, std::span<const gather::input<T>> inputs) const {
-    fn(functor, own, inputs);
+  void operator()(std::span<T> own, std::span<const gather::input<T>> inputs, const gather::mixing& m) const {
+    fn(functor, own, inputs, m);
   }
 };
 
@@ -266,6 +273,9 @@ class vector_core {
     ack_word_.resize(in.size());
     for (std::size_t q = 0; q < in.size(); ++q)
       ack_word_[q] = graph_.in(in[q]).size() + position(graph_.out(in[q]), me);
+    const auto weights = graph_.in_weights(me);
+    in_weights_.assign(weights.begin(), weights.end());
+    mixing_ = gather::mixing{graph_.self_weight(me), graph_.has_weights()};
     consumed_.assign(in.size(), 0);
     skip_through_.assign(in.size(), 0);
     staged_.assign(in.size(), gather::input<T>{});
@@ -327,6 +337,7 @@ class vector_core {
     }
     in.sender = in_neighbours()[q];
     in.clock = c;
+    if (!in_weights_.empty()) in.weight = in_weights_[q];
     stats_.bytes_received += codec_.payload_bytes(len) + 8 * (header_words + footer_words);
     return true;
   }
@@ -359,6 +370,7 @@ class vector_core {
     }
     in.sender = in_neighbours()[q];
     in.clock = h0;
+    if (!in_weights_.empty()) in.weight = in_weights_[q];
     stats_.bytes_received += codec_.payload_bytes(len) + 8 * (header_words + footer_words);
     return slot_read::ok;
   }
@@ -375,7 +387,7 @@ class vector_core {
     std::size_t live = 0;
     for (member_id m : in_neighbours()) live += comm_->alive(m) ? 1 : 0;
     if (k >= live) ++stats_.full_gathers;
-    gather(std::span<T>(local_), std::span<const gather::input<T>>(inputs_));
+    gather(std::span<T>(local_), std::span<const gather::input<T>>(inputs_), mixing_);
     applied_ = true;
     pending_ = false;
   }
@@ -407,6 +419,8 @@ class vector_core {
   std::vector<gather::input<T>> staged_;     // per in-neighbour: the update read last
   std::vector<inbox<T>> inboxes_;            // per in-neighbour: copies (asp, ssp)
   std::vector<gather::input<T>> inputs_;
+  std::vector<double> in_weights_;  // the graph's weight per in-neighbour; empty without weights
+  gather::mixing mixing_;           // this member's self weight, for gathers that take it
   vector_stats stats_;
 };
 

@@ -7,6 +7,7 @@
 #include <dml/error.hpp>
 #include <dml/topology.hpp>
 #include <dml/topology/best_circulant.hpp>
+#include <dml/topology/one_peer_exponential.hpp>
 #include <dml/topology/spectral.hpp>
 
 #include <nlohmann/json.hpp>
@@ -40,7 +41,7 @@ struct kind_info {
   bool takes_k;
 };
 
-constexpr std::array<kind_info, 12> kinds{{
+constexpr std::array<kind_info, 13> kinds{{
     {"all", "complete graph: i -> every j != i", false},
     {"halton", "MALT Halton dataflow: ceil(log2 n) offsets (or --k), repaired to be connected", true},
     {"naive_halton", "the raw Halton offsets without the repair (disconnected e.g. at n = 8, 16, 24, ...)",
@@ -55,6 +56,7 @@ constexpr std::array<kind_info, 12> kinds{{
     {"circulant", "i -> i + o for each o of --offsets", false},
     {"best_circulant",
      "the circulant of out-degree ceil(log2 n) (or --k) with the largest spectral gap found", true},
+    {"one_peer_exponential", "time-varying, one peer per round: the exact mean after R(n) rounds", false},
 }};
 
 using cli::usage_error;
@@ -81,7 +83,8 @@ std::optional<options> parse(int argc, char** argv) {
   std::string kind_list;
   for (const auto& k : kinds) {
     std::string padded(k.name);
-    padded.resize(15, ' ');
+    if (padded.size() >= 15) padded += "\n" + std::string(17, ' ');  // a long name gets a line of its own
+    padded.resize(std::max<std::size_t>(padded.size(), 15), ' ');
     kind_list += "  " + padded + std::string(k.description) + "\n";
   }
   const auto app = cli::app("dml-topology",
@@ -198,6 +201,7 @@ topo::graph make_graph(std::string_view kind, std::size_t n, std::optional<std::
   if (kind == "chain1") return topo::build(topo::chain{topo::chain::one_way}, n);
   if (kind == "star") return topo::build(topo::star{}, n);
   if (kind == "best_circulant") return topo::build(make_best_circulant(k), n);
+  if (kind == "one_peer_exponential") return topo::build(topo::one_peer_exponential{}, n);
   return topo::build(topo::exponential{}, n);  // parse() admitted only known kinds
 }
 
@@ -260,6 +264,24 @@ void print_text(const options& opt, const topo::graph& g, const analysis& a) {
   if (const auto offsets = offsets_of(opt, g.size()); !offsets.empty())
     std::cout << " (offsets " << join(offsets, " ") << ")";
   std::cout << "\n\n";
+  if (opt.kind == "one_peer_exponential") {
+    const topo::one_peer_exponential gen;
+    const std::size_t rounds = gen.exact_after_rounds(g.size());
+    std::cout << "time-varying: every member holds the exact mean after " << rounds
+              << (rounds == 1 ? " round" : " rounds") << " (the schedule repeats every "
+              << gen.period(g.size())
+              << ");\nper round, sender->receiver (the receiver's weight for the sender, its own weight):\n";
+    for (std::size_t t = 0; t < gen.period(g.size()); ++t) {
+      const auto r = topo::build_round(gen, g.size(), t);
+      std::cout << "  round " << t << ":";
+      for (const auto id : r.members())
+        for (const auto to : r.out(id))
+          std::cout << " " << id << "->" << to << " (" << fixed(r.weight(id, to), 4) << ", "
+                    << fixed(r.self_weight(to), 4) << ")";
+      std::cout << "\n";
+    }
+    std::cout << "\nunion over a period:\n";
+  }
   std::size_t width = std::string_view("out-neighbours").size();
   for (const auto id : g.members()) width = std::max(width, join(g.out(id), " ").size());
   std::string header = "out-neighbours";
@@ -314,6 +336,30 @@ void print_json(const options& opt, const topo::graph& g, const analysis& a) {
   j["spectral_gap"] = a.gap;
   j["messages_per_round"] = a.messages;
   if (const auto offsets = offsets_of(opt, g.size()); !offsets.empty()) j["offsets"] = offsets;
+  if (opt.kind == "one_peer_exponential") {
+    const topo::one_peer_exponential gen;
+    j["exact_after_rounds"] = gen.exact_after_rounds(g.size());
+    j["period"] = gen.period(g.size());
+    // Per round: the out-lists, and each member's row (its own weight, then
+    // the weight of the member it hears, if any).
+    auto rounds = nlohmann::ordered_json::array();
+    for (std::size_t t = 0; t < gen.period(g.size()); ++t) {
+      const auto r = topo::build_round(gen, g.size(), t);
+      nlohmann::ordered_json round;
+      std::vector<std::vector<dml::member_id>> out;
+      std::vector<std::vector<double>> rows;
+      for (const auto id : r.members()) {
+        out.emplace_back(r.out(id).begin(), r.out(id).end());
+        std::vector<double> row{r.self_weight(id)};
+        for (const double w : r.in_weights(id)) row.push_back(w);
+        rows.push_back(std::move(row));
+      }
+      round["out"] = out;
+      round["weights"] = rows;
+      rounds.push_back(std::move(round));
+    }
+    j["rounds"] = std::move(rounds);
+  }
   std::cout << j.dump() << "\n";
 }
 

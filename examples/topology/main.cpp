@@ -41,7 +41,7 @@ struct kind_info {
   bool takes_k;
 };
 
-constexpr std::array<kind_info, 13> kinds{{
+constexpr std::array<kind_info, 14> kinds{{
     {"all", "complete graph: i -> every j != i", false},
     {"halton", "MALT Halton dataflow: ceil(log2 n) offsets (or --k), repaired to be connected", true},
     {"naive_halton", "the raw Halton offsets without the repair (disconnected e.g. at n = 8, 16, 24, ...)",
@@ -57,6 +57,7 @@ constexpr std::array<kind_info, 13> kinds{{
     {"best_circulant",
      "the circulant of out-degree ceil(log2 n) (or --k) with the largest spectral gap found", true},
     {"one_peer_exponential", "time-varying, one peer per round: the exact mean after R(n) rounds", false},
+    {"hierarchical", "groups of --group members, complete inside, --outer between --between", false},
 }};
 
 using cli::usage_error;
@@ -68,6 +69,9 @@ struct options {
   std::size_t n = 25;
   std::optional<std::size_t> k;
   std::vector<std::size_t> offsets;
+  std::size_t group = 0;
+  std::string between = "leaders";
+  std::string outer = "exponential";
   format output = format::text;
 };
 
@@ -117,6 +121,17 @@ std::optional<options> parse(int argc, char** argv) {
   app->add_option("--offsets", opt.offsets, "the offsets of --kind circulant, e.g. --offsets 1 5")
       ->option_text("O...")
       ->check(cli::whole_number(0));
+  app->add_option("--group", opt.group, "members per group of --kind hierarchical")
+      ->option_text("S")
+      ->check(cli::whole_number(0));
+  app->add_option("--between", opt.between,
+                  "hierarchical: leaders (default; each group's first member)\nor all (member l to member l)")
+      ->option_text("WHO")
+      ->check(cli::one_of({"leaders", "all"}));
+  app->add_option("--outer", opt.outer, "hierarchical: the graph between groups (default exponential)")
+      ->option_text("KIND")
+      ->check(cli::one_of(
+          {"exponential", "all", "ring", "ring2", "star", "root_expander", "halton", "best_circulant"}));
   bool json = false, dot = false, table = false, circulant_table = false;
   app->add_flag("--json", json,
                 "one JSON object: kind, n, out, in, connected, regular,\ndiameter (-1 when not connected), "
@@ -140,6 +155,8 @@ std::optional<options> parse(int argc, char** argv) {
     if (app->count("--kind") + app->count("--n") + app->count("--k") + app->count("--offsets") > 0)
       throw usage_error(std::string(table ? "--table" : "--circulant-table") +
                         " compares kinds itself; it takes no --kind, --n, --k or --offsets");
+    if (app->count("--group") + app->count("--between") + app->count("--outer") > 0)
+      throw usage_error("--group, --between and --outer apply only to --kind hierarchical");
     return opt;
   }
   if (opt.k && !find_kind(opt.kind)->takes_k)
@@ -148,6 +165,11 @@ std::optional<options> parse(int argc, char** argv) {
     throw usage_error("--kind circulant needs --offsets, e.g. --offsets 1 5");
   if (opt.kind != "circulant" && !opt.offsets.empty())
     throw usage_error("--offsets applies only to --kind circulant");
+  if (opt.kind == "hierarchical" && app->count("--group") == 0)
+    throw usage_error("--kind hierarchical needs --group, e.g. --group 4");
+  if (opt.kind != "hierarchical" &&
+      app->count("--group") + app->count("--between") + app->count("--outer") > 0)
+    throw usage_error("--group, --between and --outer apply only to --kind hierarchical");
   if (opt.n > max_members) {
     throw usage_error("--n " + std::to_string(opt.n) + " is too large for this tool (at most " +
                       std::to_string(max_members) + ": the analysis is cubic in n)");
@@ -182,8 +204,26 @@ std::vector<std::size_t> offsets_of(const options& opt, std::size_t n) {
   return {};
 }
 
+topo::any make_outer(std::string_view kind) {
+  if (kind == "all") return topo::all{};
+  if (kind == "ring") return topo::ring{};
+  if (kind == "ring2") return topo::ring{topo::ring::bidirectional};
+  if (kind == "star") return topo::star{};
+  if (kind == "root_expander") return topo::root_expander{};
+  if (kind == "halton") return topo::halton{};
+  if (kind == "best_circulant") return topo::best_circulant{};
+  return topo::exponential{};
+}
+
+topo::hierarchical<topo::any> make_hierarchical(const options& opt) {
+  return topo::hierarchical<topo::any>{
+      opt.group, opt.between == "all" ? topo::between_groups::all : topo::between_groups::leaders,
+      make_outer(opt.outer)};
+}
+
 topo::graph make_graph(const options& opt) {
   if (opt.kind == "circulant") return topo::build(topo::circulant{opt.offsets}, opt.n);
+  if (opt.kind == "hierarchical") return topo::build(make_hierarchical(opt), opt.n);
   return make_graph(opt.kind, opt.n, opt.k);
 }
 
@@ -263,6 +303,12 @@ void print_text(const options& opt, const topo::graph& g, const analysis& a) {
             << (g.size() == 1 ? " member" : " members");
   if (const auto offsets = offsets_of(opt, g.size()); !offsets.empty())
     std::cout << " (offsets " << join(offsets, " ") << ")";
+  if (opt.kind == "hierarchical") {
+    const auto h = make_hierarchical(opt);
+    std::cout << " (" << h.groups(g.size()) << (h.groups(g.size()) == 1 ? " group" : " groups") << " of "
+              << opt.group << ", " << opt.outer << " between " << opt.between
+              << (h.claims_regular(g.size()) ? ", regular by construction" : "") << ")";
+  }
   std::cout << "\n\n";
   if (opt.kind == "one_peer_exponential") {
     const topo::one_peer_exponential gen;
@@ -336,6 +382,11 @@ void print_json(const options& opt, const topo::graph& g, const analysis& a) {
   j["spectral_gap"] = a.gap;
   j["messages_per_round"] = a.messages;
   if (const auto offsets = offsets_of(opt, g.size()); !offsets.empty()) j["offsets"] = offsets;
+  if (opt.kind == "hierarchical") {
+    const auto h = make_hierarchical(opt);
+    j["groups"] = h.groups(g.size());
+    j["claims_regular"] = h.claims_regular(g.size());
+  }
   if (opt.kind == "one_peer_exponential") {
     const topo::one_peer_exponential gen;
     j["exact_after_rounds"] = gen.exact_after_rounds(g.size());

@@ -15,6 +15,7 @@
 #include <dml/topology/exponential.hpp>
 #include <dml/topology/graph.hpp>
 #include <dml/topology/halton.hpp>
+#include <dml/topology/hierarchical.hpp>
 #include <dml/topology/one_peer_exponential.hpp>
 #include <dml/topology/ring.hpp>
 #include <dml/topology/root_expander.hpp>

@@ -12,6 +12,7 @@
 #include <dml/fwd.hpp>
 #include <dml/topology/all.hpp>
 #include <dml/topology/concepts.hpp>
+#include <dml/topology/time_varying.hpp>
 
 #include <cstddef>
 #include <memory>
@@ -45,7 +46,12 @@ class any {
   template <class G>
   requires(topology_generator<G> && !std::is_same_v<std::remove_cvref_t<G>, any>)
       any(G gen)  // NOLINT(google-explicit-constructor): a generator converts to `any` implicitly
-      : model_(std::make_shared<const model<std::remove_cvref_t<G>>>(std::move(gen))) {}
+      : model_(std::make_shared<const model<std::remove_cvref_t<G>>>(std::move(gen))) {
+    static_assert(
+        !time_varying_generator<G>,
+        "dml::topology::any cannot hold a time-varying generator (e.g. one_peer_exponential): it would "
+        "hand out only the union graph; use the generator's own type");
+  }
 
   /// Out-lists over members 0..n-1, as the held generator builds them.
   [[nodiscard]] std::vector<std::vector<member_id>> out_lists(std::size_t n) const {

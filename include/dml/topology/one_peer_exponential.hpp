@@ -10,6 +10,7 @@
 #include <dml/topology/concepts.hpp>
 #include <dml/topology/detail/common.hpp>
 #include <dml/topology/graph.hpp>
+#include <dml/topology/time_varying.hpp>
 #include <dml/version.hpp>
 
 #include <algorithm>
@@ -23,19 +24,6 @@
 
 DML_BEGIN_NAMESPACE
 namespace topology {
-
-/// A generator whose graph depends on the round: round t (t = 0, 1, ...;
-/// a vector's round is its clock - 1) has its own out-lists and mixing
-/// rows, and the schedule repeats every `period(n)` rounds. Its plain
-/// `out_lists(n)` is the union over one period: the members a member ever
-/// sends to, hence the receive slots a vector needs.
-template <class G>
-concept time_varying_generator = topology_generator<G> &&
-    requires(const std::remove_cvref_t<G>& g, std::size_t n, std::uint64_t t) {
-  { g.period(n) } -> std::same_as<std::size_t>;
-  { g.round_out_lists(n, t) } -> std::same_as<std::vector<std::vector<member_id>>>;
-  { g.round_mixing(n, t) } -> std::same_as<std::vector<mixing_row>>;
-};
 
 /// One-peer exponential graph with finite-time exact averaging for every n.
 ///
@@ -184,15 +172,6 @@ struct one_peer_exponential {
     return edges;
   }
 };
-
-/// The graph, with its mixing weights, of round t of a time-varying
-/// generator over members 0..n-1.
-/// @throws dml::config_error as the generator does.
-template <time_varying_generator G>
-[[nodiscard]] graph build_round(const G& gen, std::size_t n, std::uint64_t t) {
-  ::dml::detail::check_member_count(gen.name(), n);
-  return graph(gen.round_out_lists(n, t)).with_weights(gen.round_mixing(n, t));
-}
 
 }  // namespace topology
 DML_END_NAMESPACE

@@ -8,6 +8,7 @@
 
 #include <dml/dml.hpp>
 #include <dml/topology/spectral.hpp>
+#include <dml/vector/group.hpp>
 
 #include <array>
 #include <cmath>
@@ -236,6 +237,34 @@ TEST_CASE("weights: bsp + gather::average mixes with a weighted doubly stochasti
     CHECK_THAT(got[static_cast<std::size_t>(r)][0] + got[static_cast<std::size_t>(r)][1] +
                    got[static_cast<std::size_t>(r)][2],
                WithinAbs(584.0, 1e-12));
+  }
+}
+
+TEST_CASE("weights: a fused vector group mixes each part with the weights", "[topology]") {
+  std::array<std::array<double, 3>, 3> got{};  // [member][element]
+  std::array<std::string, 3> problems;
+  dml::comm::inproc::run(3, [&](dml::comm::inproc::context& c) {
+    try {
+      auto g = dml::make_vector_group<double>(c, {1, 2}, three_mixer(), dml::consistency::bsp{},
+                                              dml::gather::average{});
+      const double x = c.rank() == 0 ? 8 : c.rank() == 1 ? 64 : 512;
+      g.part(0)[0] = x;
+      g.part(1)[0] = 2 * x;
+      g.part(1)[1] = -x;
+      g.scatter();
+      g.gather();
+      got[c.rank()] = {g.part(0)[0], g.part(1)[0], g.part(1)[1]};
+    } catch (const std::exception& e) {
+      problems[c.rank()] = e.what();
+    }
+  });
+  for (const auto& p : problems) CHECK(p.empty());
+  const std::array<double, 3> x{8, 64, 512};
+  for (std::size_t i = 0; i < 3; ++i) {
+    const double wx = W3[i][0] * x[0] + W3[i][1] * x[1] + W3[i][2] * x[2];
+    CHECK(got[i][0] == wx);
+    CHECK(got[i][1] == 2 * wx);
+    CHECK(got[i][2] == -wx);
   }
 }
 

@@ -2,9 +2,12 @@
 // dml-topology: builds one of dml's communication graphs and prints it with
 // its analysis (connectivity, regularity, diameter, spectral gap, messages
 // per round), as text, JSON or Graphviz DOT; or compares every generator over
-// a range of group sizes (--table).
+// a range of group sizes (--table), or Halton, exponential and the best
+// circulant of the same degree (--circulant-table).
 #include <dml/error.hpp>
 #include <dml/topology.hpp>
+#include <dml/topology/best_circulant.hpp>
+#include <dml/topology/one_peer_exponential.hpp>
 #include <dml/topology/spectral.hpp>
 
 #include <nlohmann/json.hpp>
@@ -38,7 +41,7 @@ struct kind_info {
   bool takes_k;
 };
 
-constexpr std::array<kind_info, 10> kinds{{
+constexpr std::array<kind_info, 14> kinds{{
     {"all", "complete graph: i -> every j != i", false},
     {"halton", "MALT Halton dataflow: ceil(log2 n) offsets (or --k), repaired to be connected", true},
     {"naive_halton", "the raw Halton offsets without the repair (disconnected e.g. at n = 8, 16, 24, ...)",
@@ -50,16 +53,25 @@ constexpr std::array<kind_info, 10> kinds{{
     {"chain1", "one-way path 0 -> 1 -> ... -> n-1 (not strongly connected)", false},
     {"star", "parameter server: 0 <-> every i", false},
     {"exponential", "i -> i + 2^k for every 2^k < n", false},
+    {"circulant", "i -> i + o for each o of --offsets", false},
+    {"best_circulant",
+     "the circulant of out-degree ceil(log2 n) (or --k) with the largest spectral gap found", true},
+    {"one_peer_exponential", "time-varying, one peer per round: the exact mean after R(n) rounds", false},
+    {"hierarchical", "groups of --group members, complete inside, --outer between --between", false},
 }};
 
 using cli::usage_error;
 
-enum class format { text, json, dot, table };
+enum class format { text, json, dot, table, circulant_table };
 
 struct options {
   std::string kind = "halton";
   std::size_t n = 25;
   std::optional<std::size_t> k;
+  std::vector<std::size_t> offsets;
+  std::size_t group = 0;
+  std::string between = "leaders";
+  std::string outer = "exponential";
   format output = format::text;
 };
 
@@ -75,7 +87,8 @@ std::optional<options> parse(int argc, char** argv) {
   std::string kind_list;
   for (const auto& k : kinds) {
     std::string padded(k.name);
-    padded.resize(15, ' ');
+    if (padded.size() >= 15) padded += "\n" + std::string(17, ' ');  // a long name gets a line of its own
+    padded.resize(std::max<std::size_t>(padded.size(), 15), ' ');
     kind_list += "  " + padded + std::string(k.description) + "\n";
   }
   const auto app = cli::app("dml-topology",
@@ -101,27 +114,62 @@ std::optional<options> parse(int argc, char** argv) {
   app->add_option("--n", opt.n, "number of members, 1.." + std::to_string(max_members) + " (default 25)")
       ->option_text("N")
       ->check(cli::whole_number(0));
-  app->add_option("--k", opt.k, "fan-out of halton and naive_halton, 1..N-1 (default ceil(log2 N))")
+  app->add_option("--k", opt.k,
+                  "fan-out of halton, naive_halton and best_circulant, 1..N-1\n(default ceil(log2 N))")
       ->option_text("K")
       ->check(cli::whole_number(0));
-  bool json = false, dot = false, table = false;
+  app->add_option("--offsets", opt.offsets, "the offsets of --kind circulant, e.g. --offsets 1 5")
+      ->option_text("O...")
+      ->check(cli::whole_number(0));
+  app->add_option("--group", opt.group, "members per group of --kind hierarchical")
+      ->option_text("S")
+      ->check(cli::whole_number(0));
+  app->add_option("--between", opt.between,
+                  "hierarchical: leaders (default; each group's first member)\nor all (member l to member l)")
+      ->option_text("WHO")
+      ->check(cli::one_of({"leaders", "all"}));
+  app->add_option("--outer", opt.outer, "hierarchical: the graph between groups (default exponential)")
+      ->option_text("KIND")
+      ->check(cli::one_of(
+          {"exponential", "all", "ring", "ring2", "star", "root_expander", "halton", "best_circulant"}));
+  bool json = false, dot = false, table = false, circulant_table = false;
   app->add_flag("--json", json,
                 "one JSON object: kind, n, out, in, connected, regular,\ndiameter (-1 when not connected), "
                 "spectral_gap, messages_per_round");
   app->add_flag("--dot", dot, "Graphviz DOT (pipe into `dot -Tsvg`)");
   app->add_flag("--table", table,
                 "spectral gap, out-degree and diameter of every kind for\nn = 4, 6, 8, 16, 25, 64, 100, 256");
+  app->add_flag(
+      "--circulant-table", circulant_table,
+      "spectral gaps of halton, exponential and best_circulant at\nthe same out-degree ceil(log2 n), "
+      "and of root_expander\nand best_circulant at 2, for n = 4 .. 1024");
   if (!cli::parse(*app, argc, argv)) return std::nullopt;
-  if (int(json) + int(dot) + int(table) > 1)
-    throw usage_error("choose at most one of --json, --dot and --table");
-  opt.output = json ? format::json : dot ? format::dot : table ? format::table : format::text;
-  if (opt.output == format::table) {
-    if (app->count("--kind") + app->count("--n") + app->count("--k") > 0)
-      throw usage_error("--table compares every kind; it takes no --kind, --n or --k");
+  if (int(json) + int(dot) + int(table) + int(circulant_table) > 1)
+    throw usage_error("choose at most one of --json, --dot, --table and --circulant-table");
+  opt.output = json              ? format::json
+               : dot             ? format::dot
+               : table           ? format::table
+               : circulant_table ? format::circulant_table
+                                 : format::text;
+  if (opt.output == format::table || opt.output == format::circulant_table) {
+    if (app->count("--kind") + app->count("--n") + app->count("--k") + app->count("--offsets") > 0)
+      throw usage_error(std::string(table ? "--table" : "--circulant-table") +
+                        " compares kinds itself; it takes no --kind, --n, --k or --offsets");
+    if (app->count("--group") + app->count("--between") + app->count("--outer") > 0)
+      throw usage_error("--group, --between and --outer apply only to --kind hierarchical");
     return opt;
   }
   if (opt.k && !find_kind(opt.kind)->takes_k)
-    throw usage_error("--k applies only to --kind halton and naive_halton");
+    throw usage_error("--k applies only to --kind halton, naive_halton and best_circulant");
+  if (opt.kind == "circulant" && opt.offsets.empty())
+    throw usage_error("--kind circulant needs --offsets, e.g. --offsets 1 5");
+  if (opt.kind != "circulant" && !opt.offsets.empty())
+    throw usage_error("--offsets applies only to --kind circulant");
+  if (opt.kind == "hierarchical" && app->count("--group") == 0)
+    throw usage_error("--kind hierarchical needs --group, e.g. --group 4");
+  if (opt.kind != "hierarchical" &&
+      app->count("--group") + app->count("--between") + app->count("--outer") > 0)
+    throw usage_error("--group, --between and --outer apply only to --kind hierarchical");
   if (opt.n > max_members) {
     throw usage_error("--n " + std::to_string(opt.n) + " is too large for this tool (at most " +
                       std::to_string(max_members) + ": the analysis is cubic in n)");
@@ -141,6 +189,44 @@ topo::graph naive_halton_graph(const topo::halton& h, std::size_t n) {
 
 topo::halton make_halton(std::optional<std::size_t> k) { return k ? topo::halton{*k} : topo::halton{}; }
 
+topo::graph make_graph(std::string_view kind, std::size_t n, std::optional<std::size_t> k);
+
+topo::best_circulant make_best_circulant(std::optional<std::size_t> k) {
+  return k ? topo::best_circulant{*k} : topo::best_circulant{};
+}
+
+// The offsets a circulant kind uses over n members; none for the others.
+std::vector<std::size_t> offsets_of(const options& opt, std::size_t n) {
+  if (opt.kind == "halton") return make_halton(opt.k).offsets(n);
+  if (opt.kind == "naive_halton") return make_halton(opt.k).naive_offsets(n);
+  if (opt.kind == "best_circulant") return make_best_circulant(opt.k).offsets(n);
+  if (opt.kind == "circulant") return topo::circulant{opt.offsets}.offsets(n);
+  return {};
+}
+
+topo::any make_outer(std::string_view kind) {
+  if (kind == "all") return topo::all{};
+  if (kind == "ring") return topo::ring{};
+  if (kind == "ring2") return topo::ring{topo::ring::bidirectional};
+  if (kind == "star") return topo::star{};
+  if (kind == "root_expander") return topo::root_expander{};
+  if (kind == "halton") return topo::halton{};
+  if (kind == "best_circulant") return topo::best_circulant{};
+  return topo::exponential{};
+}
+
+topo::hierarchical<topo::any> make_hierarchical(const options& opt) {
+  return topo::hierarchical<topo::any>{
+      opt.group, opt.between == "all" ? topo::between_groups::all : topo::between_groups::leaders,
+      make_outer(opt.outer)};
+}
+
+topo::graph make_graph(const options& opt) {
+  if (opt.kind == "circulant") return topo::build(topo::circulant{opt.offsets}, opt.n);
+  if (opt.kind == "hierarchical") return topo::build(make_hierarchical(opt), opt.n);
+  return make_graph(opt.kind, opt.n, opt.k);
+}
+
 topo::graph make_graph(std::string_view kind, std::size_t n, std::optional<std::size_t> k) {
   if (kind == "all") return topo::build(topo::all{}, n);
   if (kind == "halton") return topo::build(make_halton(k), n);
@@ -154,6 +240,8 @@ topo::graph make_graph(std::string_view kind, std::size_t n, std::optional<std::
   if (kind == "chain") return topo::build(topo::chain{}, n);
   if (kind == "chain1") return topo::build(topo::chain{topo::chain::one_way}, n);
   if (kind == "star") return topo::build(topo::star{}, n);
+  if (kind == "best_circulant") return topo::build(make_best_circulant(k), n);
+  if (kind == "one_peer_exponential") return topo::build(topo::one_peer_exponential{}, n);
   return topo::build(topo::exponential{}, n);  // parse() admitted only known kinds
 }
 
@@ -213,12 +301,33 @@ std::string range_text(std::pair<std::size_t, std::size_t> r) {
 void print_text(const options& opt, const topo::graph& g, const analysis& a) {
   std::cout << "topology " << opt.kind << " over n = " << g.size()
             << (g.size() == 1 ? " member" : " members");
-  if (opt.kind == "halton" || opt.kind == "naive_halton") {
-    const auto h = make_halton(opt.k);
-    const auto offsets = opt.kind == "halton" ? h.offsets(g.size()) : h.naive_offsets(g.size());
-    if (!offsets.empty()) std::cout << " (offsets " << join(offsets, " ") << ")";
+  if (const auto offsets = offsets_of(opt, g.size()); !offsets.empty())
+    std::cout << " (offsets " << join(offsets, " ") << ")";
+  if (opt.kind == "hierarchical") {
+    const auto h = make_hierarchical(opt);
+    std::cout << " (" << h.groups(g.size()) << (h.groups(g.size()) == 1 ? " group" : " groups") << " of "
+              << opt.group << ", " << opt.outer << " between " << opt.between
+              << (h.claims_regular(g.size()) ? ", regular by construction" : "") << ")";
   }
   std::cout << "\n\n";
+  if (opt.kind == "one_peer_exponential") {
+    const topo::one_peer_exponential gen;
+    const std::size_t rounds = gen.exact_after_rounds(g.size());
+    std::cout << "time-varying: every member holds the exact mean after " << rounds
+              << (rounds == 1 ? " round" : " rounds") << " (the schedule repeats every "
+              << gen.period(g.size())
+              << ");\nper round, sender->receiver (the receiver's weight for the sender, its own weight):\n";
+    for (std::size_t t = 0; t < gen.period(g.size()); ++t) {
+      const auto r = topo::build_round(gen, g.size(), t);
+      std::cout << "  round " << t << ":";
+      for (const auto id : r.members())
+        for (const auto to : r.out(id))
+          std::cout << " " << id << "->" << to << " (" << fixed(r.weight(id, to), 4) << ", "
+                    << fixed(r.self_weight(to), 4) << ")";
+      std::cout << "\n";
+    }
+    std::cout << "\nunion over a period:\n";
+  }
   std::size_t width = std::string_view("out-neighbours").size();
   for (const auto id : g.members()) width = std::max(width, join(g.out(id), " ").size());
   std::string header = "out-neighbours";
@@ -272,6 +381,36 @@ void print_json(const options& opt, const topo::graph& g, const analysis& a) {
   j["diameter"] = a.diameter;
   j["spectral_gap"] = a.gap;
   j["messages_per_round"] = a.messages;
+  if (const auto offsets = offsets_of(opt, g.size()); !offsets.empty()) j["offsets"] = offsets;
+  if (opt.kind == "hierarchical") {
+    const auto h = make_hierarchical(opt);
+    j["groups"] = h.groups(g.size());
+    j["claims_regular"] = h.claims_regular(g.size());
+  }
+  if (opt.kind == "one_peer_exponential") {
+    const topo::one_peer_exponential gen;
+    j["exact_after_rounds"] = gen.exact_after_rounds(g.size());
+    j["period"] = gen.period(g.size());
+    // Per round: the out-lists, and each member's row (its own weight, then
+    // the weight of the member it hears, if any).
+    auto rounds = nlohmann::ordered_json::array();
+    for (std::size_t t = 0; t < gen.period(g.size()); ++t) {
+      const auto r = topo::build_round(gen, g.size(), t);
+      nlohmann::ordered_json round;
+      std::vector<std::vector<dml::member_id>> out;
+      std::vector<std::vector<double>> rows;
+      for (const auto id : r.members()) {
+        out.emplace_back(r.out(id).begin(), r.out(id).end());
+        std::vector<double> row{r.self_weight(id)};
+        for (const double w : r.in_weights(id)) row.push_back(w);
+        rows.push_back(std::move(row));
+      }
+      round["out"] = out;
+      round["weights"] = rows;
+      rounds.push_back(std::move(round));
+    }
+    j["rounds"] = std::move(rounds);
+  }
   std::cout << j.dump() << "\n";
 }
 
@@ -293,8 +432,9 @@ void print_dot(const options& opt, const topo::graph& g, const analysis& a) {
 
 void print_table() {
   constexpr std::array<std::size_t, 8> sizes{4, 6, 8, 16, 25, 64, 100, 256};
-  constexpr std::array<std::string_view, 9> columns{
-      "all", "halton", "naive_halton", "root_expander", "ring", "ring2", "chain", "star", "exponential"};
+  constexpr std::array<std::string_view, 10> columns{
+      "all",   "halton", "naive_halton", "root_expander", "ring",
+      "ring2", "chain",  "star",         "exponential",   "best_circulant"};
   struct cell {
     analysis a;
     std::size_t max_out;
@@ -311,7 +451,7 @@ void print_table() {
     std::cout << title << "\n";
     std::string line = "   n";
     for (const auto kind : columns) {
-      std::string head(kind == "root_expander" ? "root_exp" : kind == "naive_halton" ? "naive_halton" : kind);
+      std::string head(kind == "root_expander" ? "root_exp" : kind == "best_circulant" ? "best_circ" : kind);
       head.insert(0, head.size() < 13 ? 13 - head.size() : 0, ' ');
       line += head;
     }
@@ -337,7 +477,40 @@ void print_table() {
            std::to_string(c.a.messages) + " ";
   });
   std::cout << "halton: ceil(log2 n) offsets, repaired; naive_halton: the same offsets unrepaired;\n"
-               "root_exp: root_expander; ring2: bidirectional ring; chain: bidirectional path.\n";
+               "root_exp: root_expander; ring2: bidirectional ring; chain: bidirectional path;\n"
+               "best_circ: best_circulant, the searched circulant with ceil(log2 n) offsets.\n";
+}
+
+// Halton, exponential and the searched circulant at the same out-degree
+// ceil(log2 n), and the two-offset graphs, with the offsets found.
+void print_circulant_table() {
+  constexpr std::array<std::size_t, 16> sizes{4,  6,   8,   12,  16,  25,  32,  48,
+                                              64, 100, 128, 200, 256, 400, 512, 1024};
+  std::cout
+      << "spectral gap at out-degree k = ceil(log2 n), and at 2  (* = exhaustive search: the largest gap)\n"
+      << "   n   k    halton  exponential  best_circulant   root_exp  best_circ_2   best offsets (k)\n";
+  for (const std::size_t n : sizes) {
+    const std::size_t k = topo::best_circulant{}.fan_out(n);
+    const auto best = topo::search_circulant(n, k);
+    const auto best2 = topo::search_circulant(n, 2);
+    auto col = [](std::string s, std::size_t w) {
+      s.insert(0, s.size() < w ? w - s.size() : 0, ' ');
+      return s;
+    };
+    std::string line = col(std::to_string(n), 4) + col(std::to_string(k), 4);
+    line += col(fixed(topo::circulant_gap(n, topo::halton{}.offsets(n)), 4), 10);
+    std::vector<std::size_t> powers;  // the exponential graph's offsets
+    for (std::size_t p = 1; p < n; p *= 2) powers.push_back(p);
+    line += col(fixed(topo::circulant_gap(n, powers), 4), 13);
+    line += col(fixed(best.gap, 4) + (best.exhaustive ? "*" : " "), 16);
+    const std::vector<std::size_t> root{1, dml::detail::floor_sqrt(n)};  // distinct for n >= 4
+    line += col(fixed(topo::circulant_gap(n, root), 4), 11);
+    line += col(fixed(best2.gap, 4) + (best2.exhaustive ? "*" : " "), 13);
+    line += "   " + join(best.offsets, " ");
+    std::cout << line << "\n";
+  }
+  std::cout << "\nhalton: repaired MALT offsets; root_exp: offsets 1 and floor(sqrt n); best_circulant and\n"
+               "best_circ_2: search_circulant(n, k) and (n, 2) with the default budget.\n";
 }
 
 int run(int argc, char** argv) {
@@ -347,7 +520,11 @@ int run(int argc, char** argv) {
     print_table();
     return 0;
   }
-  const auto g = make_graph(opt->kind, opt->n, opt->k);
+  if (opt->output == format::circulant_table) {
+    print_circulant_table();
+    return 0;
+  }
+  const auto g = make_graph(*opt);
   const auto a = analyse(g);
   switch (opt->output) {
     case format::json:

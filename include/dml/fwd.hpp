@@ -42,6 +42,11 @@ struct chain;
 struct star;
 struct exponential;
 class edges;
+class circulant;
+class best_circulant;
+struct one_peer_exponential;
+template <class Outer>
+class hierarchical;
 }  // namespace topology
 
 struct dense;

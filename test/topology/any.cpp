@@ -50,6 +50,9 @@ TEST_CASE("topology::any builds the graphs of the generator it holds") {
   check_like(topo::chain{});
   check_like(topo::star{});
   check_like(topo::exponential{});
+  check_like(topo::best_circulant{});
+  check_like(topo::hierarchical{3});
+  check_like(topo::hierarchical{2, topo::between_groups::all, topo::ring{}});
   // edges builds its survivor graph itself (the induced subgraph).
   const topo::edges user(13,
                          {{0, 2}, {2, 3}, {3, 0}, {3, 5}, {5, 8}, {8, 9}, {9, 12}, {12, 0}, {1, 0}, {0, 1}});

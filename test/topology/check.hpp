@@ -83,4 +83,32 @@ inline void check_well_formed(const dml::topology::graph& g) {
   CHECK(in_total == g.edge_count());
 }
 
+using degree_fn = std::function<std::size_t(std::size_t member, std::size_t n)>;
+
+// The law suite every generator passes: built over each size in `over`
+// (the test sizes by default), the graph is well formed, has members
+// 0..n-1, is strongly connected unless `connected` is false (one member
+// always is), gives each member the degrees expected_out and expected_in
+// say, is the same every time it is built, and counts one message per edge.
+template <class G>
+void check_generator(const G& gen, const degree_fn& expected_out, const degree_fn& expected_in,
+                     bool connected = true, const std::vector<std::size_t>& over = sizes) {
+  for (const std::size_t n : over) {
+    INFO(gen.name() << " over n = " << n);
+    const auto g = dml::topology::build(gen, n);
+    REQUIRE(g.size() == n);
+    for (std::size_t i = 0; i < n; ++i) REQUIRE(g.members()[i] == i);
+    check_well_formed(g);
+    CHECK(dml::topology::is_strongly_connected(g) == (connected || n == 1));
+    for (std::size_t i = 0; i < n; ++i) {
+      INFO("member " << i);
+      CHECK(g.out(i).size() == expected_out(i, n));
+      CHECK(g.in(i).size() == expected_in(i, n));
+    }
+    CHECK(dml::topology::build(gen, n) == g);  // deterministic
+    CHECK(gen.out_lists(n).size() == n);       // the raw lists, too
+    CHECK(dml::topology::messages_per_round(g) == g.edge_count());
+  }
+}
+
 }  // namespace dml_test

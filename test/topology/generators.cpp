@@ -14,6 +14,8 @@
 #include <vector>
 
 namespace topo = dml::topology;
+using dml_test::check_generator;
+using dml_test::degree_fn;
 using dml_test::ids;
 using dml_test::sizes;
 
@@ -30,31 +32,6 @@ std::size_t floor_sqrt(std::size_t n) {
   while (r * r > n) --r;
   while ((r + 1) * (r + 1) <= n) ++r;
   return r;
-}
-
-using degree_fn = std::function<std::size_t(std::size_t member, std::size_t n)>;
-
-// Builds gen over each test size and checks the laws; expected_out and
-// expected_in give each member's degree.
-template <class G>
-void check_generator(const G& gen, const degree_fn& expected_out, const degree_fn& expected_in,
-                     bool connected = true) {
-  for (const std::size_t n : sizes) {
-    INFO(gen.name() << " over n = " << n);
-    const auto g = topo::build(gen, n);
-    REQUIRE(g.size() == n);
-    for (std::size_t i = 0; i < n; ++i) REQUIRE(g.members()[i] == i);
-    dml_test::check_well_formed(g);
-    CHECK(topo::is_strongly_connected(g) == (connected || n == 1));
-    for (std::size_t i = 0; i < n; ++i) {
-      INFO("member " << i);
-      CHECK(g.out(i).size() == expected_out(i, n));
-      CHECK(g.in(i).size() == expected_in(i, n));
-    }
-    CHECK(topo::build(gen, n) == g);      // deterministic
-    CHECK(gen.out_lists(n).size() == n);  // the raw lists, too
-    CHECK(topo::messages_per_round(g) == g.edge_count());
-  }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <dml/fwd.hpp>
 #include <dml/topology/all.hpp>
 #include <dml/topology/concepts.hpp>
+#include <dml/topology/time_varying.hpp>
 
 #include <cstddef>
 #include <memory>
@@ -45,7 +46,12 @@ class any {
   template <class G>
   requires(topology_generator<G> && !std::is_same_v<std::remove_cvref_t<G>, any>)
       any(G gen)  // NOLINT(google-explicit-constructor): a generator converts to `any` implicitly
-      : model_(std::make_shared<const model<std::remove_cvref_t<G>>>(std::move(gen))) {}
+      : model_(std::make_shared<const model<std::remove_cvref_t<G>>>(std::move(gen))) {
+    static_assert(
+        !time_varying_generator<G>,
+        "dml::topology::any cannot hold a time-varying generator (e.g. one_peer_exponential): it would "
+        "hand out only the union graph; use the generator's own type");
+  }
 
   /// Out-lists over members 0..n-1, as the held generator builds them.
   [[nodiscard]] std::vector<std::vector<member_id>> out_lists(std::size_t n) const {
@@ -55,6 +61,14 @@ class any {
   /// `topology::build(gen, survivors)` builds them for the held generator.
   [[nodiscard]] std::vector<std::vector<member_id>> out_lists_over(std::span<const member_id> ids) const {
     return model_->out_lists_over(ids);
+  }
+  /// The held generator's mixing rows over members 0..n-1; none (an empty
+  /// vector) when it gives no weights.
+  [[nodiscard]] std::vector<mixing_row> mixing(std::size_t n) const { return model_->mixing(n); }
+  /// The held generator's mixing rows over the survivors, as
+  /// `topology::build(gen, survivors)` attaches them.
+  [[nodiscard]] std::vector<mixing_row> mixing_over(std::span<const member_id> ids) const {
+    return model_->mixing_over(ids);
   }
   /// The held generator's name.
   [[nodiscard]] std::string_view name() const noexcept { return model_->name(); }
@@ -68,6 +82,8 @@ class any {
     [[nodiscard]] virtual std::vector<std::vector<member_id>> out_lists(std::size_t n) const = 0;
     [[nodiscard]] virtual std::vector<std::vector<member_id>> out_lists_over(
         std::span<const member_id> ids) const = 0;
+    [[nodiscard]] virtual std::vector<mixing_row> mixing(std::size_t n) const = 0;
+    [[nodiscard]] virtual std::vector<mixing_row> mixing_over(std::span<const member_id> ids) const = 0;
     [[nodiscard]] virtual std::string_view name() const noexcept = 0;
     [[nodiscard]] virtual std::string describe() const = 0;
   };
@@ -87,6 +103,25 @@ class any {
           for (auto& j : list)
             if (j < ids.size()) j = ids[j];  // an out-of-range id is left for the graph's check
         return lists;
+      }
+    }
+    [[nodiscard]] std::vector<mixing_row> mixing(std::size_t n) const override {
+      if constexpr (has_mixing<G>)
+        return gen.mixing(n);
+      else
+        return {};
+    }
+    [[nodiscard]] std::vector<mixing_row> mixing_over(std::span<const member_id> ids) const override {
+      if constexpr (has_survivor_mixing<G>) {
+        return gen.mixing_over(ids);
+      } else if constexpr (has_mixing<G>) {  // the rows over ids.size() members, relabelled
+        auto rows = gen.mixing(ids.size());
+        for (auto& row : rows)
+          for (auto& [from, w] : row.in)
+            if (from < ids.size()) from = ids[from];
+        return rows;
+      } else {
+        return {};
       }
     }
     [[nodiscard]] std::string_view name() const noexcept override { return gen.name(); }

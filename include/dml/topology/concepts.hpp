@@ -11,10 +11,22 @@
 #include <span>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 DML_BEGIN_NAMESPACE
 namespace topology {
+
+/// One member's row of a mixing matrix: the weight it gives its own value
+/// and the weight it gives each in-neighbour's (sender, weight), as BlueFog
+/// gives a self weight and per-source weights. A gather that averages
+/// (gather::average) combines own * self + sum of value * weight and divides
+/// by the sum of the weights it applied, so rows need not sum to 1; a row
+/// that does is used as given.
+struct mixing_row {
+  double self = 1;                                 ///< finite, >= 0
+  std::vector<std::pair<member_id, double>> in{};  ///< one (sender, weight > 0) per in-neighbour
+};
 
 /// A topology generator maps a member count n to a directed graph: who sends
 /// to whom. A type opts in explicitly with `using policy_slot =
@@ -61,6 +73,25 @@ template <class G>
 concept has_survivor_lists = topology_generator<G> &&
     requires(const std::remove_cvref_t<G>& g, std::span<const member_id> survivors) {
   { g.out_lists_over(survivors) } -> std::same_as<std::vector<std::vector<member_id>>>;
+};
+
+/// True when a generator gives its graphs mixing weights:
+/// `mixing(std::size_t n) const` returns one `mixing_row` per member
+/// 0..n-1 (naming senders by their ids 0..n-1), or an empty vector for a
+/// graph without weights. `build` attaches them with `graph::with_weights`.
+/// Over survivors they are relabelled like the out-lists, unless the
+/// generator also provides `mixing_over(survivors)` (rows naming original
+/// ids), as it provides `out_lists_over`.
+template <class G>
+concept has_mixing = topology_generator<G> && requires(const std::remove_cvref_t<G>& g, std::size_t n) {
+  { g.mixing(n) } -> std::same_as<std::vector<mixing_row>>;
+};
+
+/// True when a generator builds the mixing rows of survivor graphs itself.
+template <class G>
+concept has_survivor_mixing = has_mixing<G> &&
+    requires(const std::remove_cvref_t<G>& g, std::span<const member_id> survivors) {
+  { g.mixing_over(survivors) } -> std::same_as<std::vector<mixing_row>>;
 };
 
 }  // namespace topology

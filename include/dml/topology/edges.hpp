@@ -5,10 +5,12 @@
 
 #include <dml/error.hpp>
 #include <dml/fwd.hpp>
+#include <dml/topology/concepts.hpp>
 #include <dml/topology/detail/common.hpp>
 #include <dml/version.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <span>
 #include <string>
@@ -28,6 +30,13 @@ namespace topology {
 /// count it was made for. Over survivors it builds the induced subgraph:
 /// the user's edges whose both ends survive, with no edges added; that
 /// graph may well be disconnected, which the analysis then reports.
+///
+/// With weights (`edges{n, list, weights, self_weights}`) the graph carries
+/// a mixing matrix: weights[e] is the weight member `to` gives what `from`
+/// sends along list[e], self_weights[i] the weight member i gives its own
+/// value (graph::with_weights). Over survivors the induced subgraph keeps
+/// the weights of the edges it keeps; gather::average divides by the sum of
+/// the weights it applies, so each row still averages.
 class edges {
  public:
   using policy_slot = slot::topology;
@@ -53,6 +62,75 @@ class edges {
     if (const auto dup = std::adjacent_find(sorted.begin(), sorted.end()); dup != sorted.end()) {
       throw bad_edge(dup->first, dup->second, "is listed twice");
     }
+  }
+
+  /// Weighted graph over members 0..n-1: the edges as above, weights[e] the
+  /// weight list[e].second gives list[e].first, self_weights[i] member i's
+  /// own weight.
+  /// @throws dml::config_error as above, when there is not one weight per
+  ///         edge and one self weight per member, when an edge weight is not
+  ///         finite and > 0 or a self weight not finite and >= 0, or when a
+  ///         member with no in-edges has self weight 0.
+  edges(std::size_t n, std::vector<edge> list, std::vector<double> weights, std::vector<double> self_weights)
+      : edges(n, std::move(list)) {
+    if (weights.size() != edges_.size())
+      throw config_error("topology 'edges': " + std::to_string(weights.size()) + " weights for " +
+                         std::to_string(edges_.size()) + " edges; give one weight per edge");
+    if (self_weights.size() != n_)
+      throw config_error("topology 'edges': " + std::to_string(self_weights.size()) + " self weights for " +
+                         detail::members_phrase(n_) + "; give one per member");
+    std::vector<bool> receives(n_, false);
+    for (std::size_t e = 0; e < edges_.size(); ++e) {
+      if (!std::isfinite(weights[e]) || !(weights[e] > 0))
+        throw bad_edge(
+            edges_[e].first, edges_[e].second,
+            "has weight " + std::to_string(weights[e]) + "; an edge weight must be finite and > 0");
+      receives[edges_[e].second] = true;
+    }
+    for (std::size_t i = 0; i < n_; ++i) {
+      if (!std::isfinite(self_weights[i]) || self_weights[i] < 0)
+        throw config_error("topology 'edges': member " + std::to_string(i) + " has self weight " +
+                           std::to_string(self_weights[i]) + "; a self weight must be finite and >= 0");
+      if (self_weights[i] == 0 && !receives[i])
+        throw config_error("topology 'edges': member " + std::to_string(i) +
+                           " has self weight 0 and no in-edges, so it would average nothing");
+    }
+    weights_ = std::move(weights);
+    self_weights_ = std::move(self_weights);
+  }
+
+  /// Whether the graph carries weights.
+  [[nodiscard]] bool weighted() const noexcept { return !self_weights_.empty(); }
+
+  /// The mixing rows over members 0..n-1 (see graph::with_weights); empty
+  /// without weights.
+  /// @throws dml::config_error when n is not the member count.
+  [[nodiscard]] std::vector<mixing_row> mixing(std::size_t n) const {
+    (void)out_lists(n);  // the same check of n
+    std::vector<member_id> all(n_);
+    for (std::size_t i = 0; i < n_; ++i) all[i] = i;
+    return mixing_over(all);
+  }
+
+  /// The mixing rows of the induced subgraph over `survivors` (ascending
+  /// original ids): one row per survivor, naming original ids; empty
+  /// without weights.
+  [[nodiscard]] std::vector<mixing_row> mixing_over(std::span<const member_id> survivors) const {
+    if (!weighted()) return {};
+    std::vector<bool> alive(n_, false);
+    for (const member_id id : survivors)
+      if (id < n_) alive[id] = true;
+    std::vector<mixing_row> rows(survivors.size());
+    for (std::size_t i = 0; i < survivors.size(); ++i)
+      if (survivors[i] < n_) rows[i].self = self_weights_[survivors[i]];
+    for (std::size_t e = 0; e < edges_.size(); ++e) {
+      const auto [from, to] = edges_[e];
+      if (alive[from] && alive[to]) {
+        const auto i = std::lower_bound(survivors.begin(), survivors.end(), to) - survivors.begin();
+        rows[static_cast<std::size_t>(i)].in.emplace_back(from, weights_[e]);
+      }
+    }
+    return rows;
   }
 
   /// The member count the graph was made for.
@@ -114,6 +192,8 @@ class edges {
 
   std::size_t n_;
   std::vector<edge> edges_;
+  std::vector<double> weights_;       // per edge; empty: unweighted
+  std::vector<double> self_weights_;  // per member; empty: unweighted
 };
 
 }  // namespace topology

@@ -14,9 +14,11 @@
 #include <dml/version.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <optional>
 #include <span>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,6 +36,12 @@ namespace topology {
 /// Every neighbour list is sorted ascending and free of duplicates and
 /// self-edges. A graph is an immutable value: a topology change builds a new
 /// one.
+///
+/// A graph may carry mixing weights (`with_weights`): per member a self
+/// weight and one weight per in-neighbour, row i of the mixing matrix W with
+/// W[i][j] the weight member i gives what j sends it. Without them every
+/// weight is 1 (plain averaging), and everything that uses a graph behaves
+/// exactly as it did before weights existed.
 class graph {
  public:
   /// Graph over members 0..n-1 where n = out_lists.size() and out_lists[i]
@@ -100,9 +108,103 @@ class graph {
     return std::binary_search(first, last, to);
   }
 
-  /// Same members and same edges.
+  /// Whether the graph carries mixing weights.
+  [[nodiscard]] bool has_weights() const noexcept { return !self_weights_.empty(); }
+
+  /// The weight member `id` gives its own value: 1 without weights.
+  /// @throws dml::config_error when `id` is not a member.
+  [[nodiscard]] double self_weight(member_id id) const {
+    const std::size_t i = index_of(id);
+    return has_weights() ? self_weights_[i] : 1.0;
+  }
+
+  /// The weights member `id` gives its in-neighbours, aligned with in(id);
+  /// empty when the graph carries no weights (each is then 1).
+  /// @throws dml::config_error when `id` is not a member.
+  [[nodiscard]] std::span<const double> in_weights(member_id id) const {
+    const std::size_t i = index_of(id);
+    if (!has_weights()) return {};
+    return std::span<const double>(in_weights_).subspan(in_offsets_[i], in_offsets_[i + 1] - in_offsets_[i]);
+  }
+
+  /// The weight `to` gives what `from` sends it: 1 without weights, 0 when
+  /// there is no such edge.
+  [[nodiscard]] double weight(member_id from, member_id to) const noexcept {
+    if (!has_edge(from, to)) return 0;
+    if (!has_weights()) return 1;
+    const auto j = *find_index(to);
+    const auto first = in_ids_.begin() + static_cast<std::ptrdiff_t>(in_offsets_[j]);
+    const auto last = in_ids_.begin() + static_cast<std::ptrdiff_t>(in_offsets_[j + 1]);
+    return in_weights_[static_cast<std::size_t>(std::lower_bound(first, last, from) - in_ids_.begin())];
+  }
+
+  /// The same graph with mixing weights: rows[i] is the row of members()[i]
+  /// (its self weight and one (sender, weight) per in-neighbour, any order).
+  /// An empty `rows` returns the graph without weights.
+  /// @throws dml::config_error when there is not one row per member, a row
+  ///         names a member that does not send to its owner, names one twice
+  ///         or leaves an in-neighbour out, or a weight is not finite, an
+  ///         edge weight is not > 0, a self weight is < 0, or a member with
+  ///         no in-neighbours has self weight 0.
+  [[nodiscard]] graph with_weights(std::vector<mixing_row> rows) const {
+    graph g = *this;
+    g.self_weights_.clear();
+    g.in_weights_.clear();
+    if (rows.empty()) return g;
+    if (rows.size() != size()) {
+      throw config_error("graph: " + std::to_string(rows.size()) + " mixing rows for " +
+                         detail::members_phrase(size()) + "; there must be one row per member");
+    }
+    g.self_weights_.resize(size());
+    g.in_weights_.assign(in_ids_.size(), 0.0);
+    std::vector<bool> seen(in_ids_.size(), false);
+    for (std::size_t i = 0; i < size(); ++i) {
+      const member_id me = members_[i];
+      const auto& row = rows[i];
+      if (!std::isfinite(row.self) || row.self < 0) {
+        throw config_error("graph: member " + std::to_string(me) + "'s self weight is " + number(row.self) +
+                           "; a self weight must be finite and >= 0");
+      }
+      if (row.self == 0 && in_offsets_[i] == in_offsets_[i + 1]) {
+        throw config_error(
+            "graph: member " + std::to_string(me) +
+            " has self weight 0 and no in-neighbours, so its row of the mixing matrix is empty");
+      }
+      g.self_weights_[i] = row.self;
+      for (const auto& [from, w] : row.in) {
+        const auto first = in_ids_.begin() + static_cast<std::ptrdiff_t>(in_offsets_[i]);
+        const auto last = in_ids_.begin() + static_cast<std::ptrdiff_t>(in_offsets_[i + 1]);
+        const auto it = std::lower_bound(first, last, from);
+        if (it == last || *it != from) {
+          throw config_error("graph: member " + std::to_string(me) + "'s mixing row gives a weight to " +
+                             std::to_string(from) + ", which does not send to it");
+        }
+        const auto e = static_cast<std::size_t>(it - in_ids_.begin());
+        if (seen[e]) {
+          throw config_error("graph: member " + std::to_string(me) + "'s mixing row weighs edge " +
+                             edge_string(from, me) + " twice");
+        }
+        if (!std::isfinite(w) || !(w > 0)) {
+          throw config_error("graph: the weight of edge " + edge_string(from, me) + " is " + number(w) +
+                             "; an edge weight must be finite and > 0 (leave a zero-weight edge out)");
+        }
+        seen[e] = true;
+        g.in_weights_[e] = w;
+      }
+      for (std::size_t e = in_offsets_[i]; e < in_offsets_[i + 1]; ++e) {
+        if (!seen[e]) {
+          throw config_error("graph: member " + std::to_string(me) + "'s mixing row has no weight for edge " +
+                             edge_string(in_ids_[e], me));
+        }
+      }
+    }
+    return g;
+  }
+
+  /// Same members, same edges and same weights (or both without).
   friend bool operator==(const graph& a, const graph& b) noexcept {
-    return a.members_ == b.members_ && a.out_offsets_ == b.out_offsets_ && a.out_ids_ == b.out_ids_;
+    return a.members_ == b.members_ && a.out_offsets_ == b.out_offsets_ && a.out_ids_ == b.out_ids_ &&
+           a.self_weights_ == b.self_weights_ && a.in_weights_ == b.in_weights_;
   }
 
  private:
@@ -166,6 +268,12 @@ class graph {
     return ids;
   }
 
+  static std::string number(double x) {
+    std::ostringstream s;
+    s << x;
+    return s.str();
+  }
+
   static std::string edge_string(member_id from, member_id to) {
     return std::to_string(from) + " -> " + std::to_string(to);
   }
@@ -198,6 +306,8 @@ class graph {
   std::vector<member_id> out_ids_;
   std::vector<std::size_t> in_offsets_;
   std::vector<member_id> in_ids_;
+  std::vector<double> self_weights_;  // per member; empty: no weights
+  std::vector<double> in_weights_;    // aligned with in_ids_; empty: no weights
 };
 
 }  // namespace topology
@@ -256,6 +366,10 @@ template <class G>
     throw config_error("topology '" + std::string(gen.name()) + "' returned " + std::to_string(lists.size()) +
                        " out-lists for " + detail::members_phrase(n));
   }
+  if constexpr (has_mixing<G>) {
+    if (auto rows = gen.mixing(n); !rows.empty())
+      return graph(std::move(lists)).with_weights(std::move(rows));
+  }
   return graph(std::move(lists));
 }
 
@@ -304,6 +418,18 @@ template <class G>
   if (lists.size() != m) {
     throw config_error("topology '" + std::string(gen.name()) + "' returned " + std::to_string(lists.size()) +
                        " out-lists for " + detail::members_phrase(m));
+  }
+  if constexpr (has_mixing<G>) {
+    std::vector<mixing_row> rows;
+    if constexpr (has_survivor_mixing<G>) {
+      rows = gen.mixing_over(std::span<const member_id>(ids));
+    } else {
+      rows = gen.mixing(m);
+      for (auto& row : rows)
+        for (auto& [from, w] : row.in)
+          if (from < m) from = ids[from];  // an out-of-range id is left for with_weights to report
+    }
+    if (!rows.empty()) return graph(ids, std::move(lists)).with_weights(std::move(rows));
   }
   return graph(ids, std::move(lists));
 }

@@ -16,8 +16,9 @@
 #include <vector>
 
 DML_BEGIN_NAMESPACE
-namespace topology {
-
+// In dml::detail, not dml::topology::detail: a topology::detail namespace
+// would hide dml::detail from the generators' unqualified detail:: calls in
+// every header included after this one.
 namespace detail {
 
 /// The second-largest singular value of the n x n matrix whose columns are
@@ -65,6 +66,8 @@ namespace detail {
 
 }  // namespace detail
 
+namespace topology {
+
 /// The spectral gap 1 - sigma_2(P) of the averaging matrix P of g, as ASAP
 /// (Kadav and Kruus, appendix A) defines it:
 ///
@@ -81,7 +84,13 @@ namespace detail {
 /// not doubly stochastic and singular values above 1 appear (a two-way chain
 /// of 64 members has gap -0.0017 although it is connected), so compare gaps
 /// mainly between regular graphs. For a single member there is nothing to mix
-/// and the gap is defined as 1. Costs O(n^3) time per sweep of a one-sided
+/// and the gap is defined as 1.
+///
+/// A graph with mixing weights (`graph::has_weights`) uses them instead of
+/// the ones: A[i][i] = self_weight(i), A[i][j] = the weight i gives j, and
+/// D = diag(row sums of A), so P = D^-1 A is the matrix gather::average
+/// applies (a row-stochastic W is used as given). Without weights the
+/// computation is the one above, unchanged. Costs O(n^3) time per sweep of a one-sided
 /// Jacobi SVD (a handful of sweeps; about a second at n = 256) and O(n^2)
 /// memory.
 [[nodiscard]] inline double spectral_gap(const graph& g) {
@@ -90,6 +99,17 @@ namespace detail {
   const auto members = g.members();
   // The columns of P are the rows of `a`: a[j * n + i] = P[i][j].
   std::vector<double> a(n * n, 0.0);
+  if (g.has_weights()) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto senders = g.in(members[i]);
+      const auto weights = g.in_weights(members[i]);
+      double total = g.self_weight(members[i]);
+      for (const double w : weights) total += w;
+      a[i * n + i] = g.self_weight(members[i]) / total;
+      for (std::size_t e = 0; e < senders.size(); ++e) a[g.index_of(senders[e]) * n + i] = weights[e] / total;
+    }
+    return 1.0 - detail::second_singular_value(a, n);
+  }
   for (std::size_t i = 0; i < n; ++i) {
     const auto senders = g.in(members[i]);
     const double weight = 1.0 / static_cast<double>(senders.size() + 1);

@@ -20,6 +20,7 @@
 #include <dml/fwd.hpp>
 #include <dml/topology/concepts.hpp>
 #include <dml/topology/graph.hpp>
+#include <dml/topology/time_varying.hpp>
 #include <dml/vector/advice.hpp>
 #include <dml/vector/detail/background.hpp>
 #include <dml/vector/detail/core.hpp>
@@ -33,6 +34,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <optional>
 #include <span>
@@ -87,6 +89,9 @@ class dist_vector {
                 "dml::dist_vector: the representation slot takes dml::dense or dml::sparse");
   static_assert(topology::topology_generator<Topology>,
                 "dml::dist_vector: the Topology slot needs a dml::topology::topology_generator");
+  static_assert(!topology::time_varying_generator<Topology> || std::is_same_v<Consistency, consistency::bsp>,
+                "dml::dist_vector: a time-varying topology (e.g. dml::topology::one_peer_exponential) needs "
+                "dml::consistency::bsp, which combines exactly each round's update from each round's peer");
   static_assert(consistency::consistency_policy<Consistency>,
                 "dml::dist_vector: the Consistency slot needs a dml::consistency::consistency_policy");
   static_assert(gather::gather_functor<Gather, T>,
@@ -467,21 +472,61 @@ class dist_vector {
     const auto view = core_.comm().view();
     std::string problem;
     topology::graph graph{std::vector<std::vector<member_id>>(1)};
+    std::vector<detail::round_plan> schedule;
     try {
       core_.validate_local();
       graph = topology::build(topo_, std::span<const member_id>(view.live));
       topology::require_strongly_connected(graph, topo_.name());
+      if constexpr (topology::time_varying_generator<Topology>) schedule = plan_rounds(graph, view.live);
     } catch (const config_error& e) {
       problem = e.what();
     }
     std::string description = describe(graph);
-    core_.build(std::move(graph), std::move(description), problem);
+    core_.build(std::move(graph), std::move(description), problem, std::move(schedule));
+  }
+
+  // A time-varying topology: each round of its period over the live
+  // members, as this member sees it against the union graph `graph` (whose
+  // neighbours have the receive slots).
+  std::vector<detail::round_plan> plan_rounds(const topology::graph& graph,
+                                              const std::vector<member_id>& live) const {
+    const member_id me = core_.comm().rank();
+    const auto out = graph.out(me);
+    const auto in = graph.in(me);
+    std::vector<detail::round_plan> plans(topo_.period(live.size()));
+    for (std::size_t t = 0; t < plans.size(); ++t) {
+      const auto round = topology::build_round(topo_, std::span<const member_id>(live), t);
+      auto& p = plans[t];
+      p.self = round.self_weight(me);
+      for (const member_id m : out) p.out_active.push_back(round.has_edge(me, m));
+      for (const member_id m : in) {
+        p.in_active.push_back(round.has_edge(m, me));
+        p.in_weights.push_back(round.weight(m, me));
+      }
+      for (const member_id m : round.out(me))  // a round's edge outside the union would have no slot
+        if (!graph.has_edge(me, m))
+          throw config_error("topology '" + std::string(topo_.name()) + "': round " + std::to_string(t) +
+                             " has edge " + std::to_string(me) + " -> " + std::to_string(m) +
+                             ", which out_lists() (the union over a period) does not");
+    }
+    return plans;
   }
 
   [[nodiscard]] std::string describe(const topology::graph& graph) const {
     std::uint64_t h = 0xcbf29ce484222325ULL;
     for (member_id m : graph.members()) {
       for (member_id o : graph.out(m)) h = detail::fnv1a(h, (m << 32) ^ o);
+    }
+    if (graph.has_weights()) {  // members must agree on the weights too
+      auto bits = [](double x) {
+        std::uint64_t b = 0;
+        std::memcpy(&b, &x, sizeof b);
+        return b;
+      };
+      for (member_id m : graph.members()) {
+        h = detail::fnv1a(h, bits(graph.self_weight(m)));
+        for (const double w : graph.in_weights(m)) h = detail::fnv1a(h, bits(w));
+      }
     }
     return "length=" + std::to_string(core_.size()) + " element=" + detail::element_name<T>() +
            " representation=" + detail::policy_name(core_.representation()) +

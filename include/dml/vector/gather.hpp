@@ -8,6 +8,11 @@
 /// that rewrites `own` in place. Each input carries the sender, the sender's
 /// clock for that update, and its values: dense (one value per element) or
 /// sparse (index/value pairs; elements not listed were not sent).
+///
+/// When the graph carries mixing weights (topology::graph::with_weights),
+/// each input also carries the weight the receiver gives its sender, and a
+/// functor that accepts a third argument `const dml::gather::mixing&`
+/// (`average` does) is called with the receiver's own weight.
 #pragma once
 
 #include <dml/error.hpp>
@@ -24,6 +29,7 @@
 #include <string_view>
 #include <system_error>
 #include <type_traits>
+#include <vector>
 
 DML_BEGIN_NAMESPACE
 namespace gather {
@@ -36,6 +42,7 @@ struct input {
   std::span<const T> values;               ///< dense: every element; sparse: one per index
   std::span<const std::uint32_t> indices;  ///< the elements' indices (sparse only)
   bool sparse_values = false;              ///< true when values pair up with indices
+  double weight = 1;                       ///< the receiver's weight for this sender (1 without weights)
 
   [[nodiscard]] bool is_sparse() const noexcept { return sparse_values; }
 
@@ -48,6 +55,14 @@ struct input {
       for (std::size_t k = 0; k < indices.size(); ++k) f(static_cast<std::size_t>(indices[k]), values[k]);
     }
   }
+};
+
+/// What a weighted graph tells a gather about the receiver: the weight it
+/// gives its own value. `weighted` is false when the graph carries no
+/// weights (every weight is then 1 and `self` is 1).
+struct mixing {
+  double self = 1;
+  bool weighted = false;
 };
 
 /// A gather functor for element type T.
@@ -87,9 +102,41 @@ void fused_sum(std::span<T> own, std::span<const input<T>> inputs, Finish finish
 
 /// own ← (own + Σ inputs) / (1 + number of inputs). Elements a sparse input
 /// does not carry count as zero, so dense and sparse give the same result.
+///
+/// Over a graph with mixing weights (BlueFog's self and per-source weights):
+/// own ← (w_self · own + Σ w_q · input_q) / (w_self + Σ w_q), the sum over
+/// the inputs combined. With every input of a row that sums to 1 that is
+/// row i of the mixing matrix applied as given (up to rounding in the
+/// division by the sum); when a policy combines fewer inputs (asp, ssp, a
+/// lost neighbour) the weights left are scaled up, as the plain average
+/// divides by the inputs it has. Without weights, the plain average, to the
+/// bit.
 struct average {
   using policy_slot = slot::gather;
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "average"; }
+  template <class T>
+  void operator()(std::span<T> own, std::span<const input<T>> inputs, const mixing& m) const {
+    if (!m.weighted) return (*this)(own, inputs);
+    if (inputs.empty()) return;
+    double total = m.self;
+    for (const auto& in : inputs) total += in.weight;
+    const double self = m.self / total;
+    if constexpr (std::is_floating_point_v<T>) {
+      for (auto& x : own) x = static_cast<T>(self * static_cast<double>(x));
+      for (const auto& in : inputs) {
+        const double w = in.weight / total;
+        in.for_each([&](std::size_t i, T v) { own[i] += static_cast<T>(w * static_cast<double>(v)); });
+      }
+    } else {  // integers: sum in double, round once
+      std::vector<double> acc(own.size());
+      for (std::size_t i = 0; i < own.size(); ++i) acc[i] = self * static_cast<double>(own[i]);
+      for (const auto& in : inputs) {
+        const double w = in.weight / total;
+        in.for_each([&](std::size_t i, T v) { acc[i] += w * static_cast<double>(v); });
+      }
+      for (std::size_t i = 0; i < own.size(); ++i) own[i] = static_cast<T>(std::llround(acc[i]));
+    }
+  }
   template <class T>
   void operator()(std::span<T> own, std::span<const input<T>> inputs) const {
     if (inputs.empty()) return;

@@ -60,6 +60,18 @@ struct per_part {
 
   template <class T>
   void operator()(std::span<T> own, std::span<const gather::input<T>> inputs) {
+    apply(own, inputs, nullptr);
+  }
+  /// Over a weighted graph: the inner functor gets the weights too (each
+  /// sliced input keeps its weight) when it takes them.
+  template <class T>
+  void operator()(std::span<T> own, std::span<const gather::input<T>> inputs, const gather::mixing& m) {
+    apply(own, inputs, &m);
+  }
+
+ private:
+  template <class T>
+  void apply(std::span<T> own, std::span<const gather::input<T>> inputs, const gather::mixing* m) {
     const auto& off = *offsets;
     auto& sliced = scratch<T>();
     sliced.assign(inputs.begin(), inputs.end());
@@ -83,11 +95,18 @@ struct per_part {
         out.indices = rebased[k];
         out.values = in.values.subspan(at, n);
       }
-      inner(own.subspan(first, count), std::span<const gather::input<T>>(sliced));
+      const std::span<const gather::input<T>> part_inputs(sliced);
+      if constexpr (std::is_invocable_v<Gather&, std::span<T>, std::span<const gather::input<T>>,
+                                        const gather::mixing&>) {
+        if (m != nullptr) {
+          inner(own.subspan(first, count), part_inputs, *m);
+          continue;
+        }
+      }
+      inner(own.subspan(first, count), part_inputs);
     }
   }
 
- private:
   // Reused between gathers: sliced inputs, rebased sparse indices.
   template <class T>
   std::vector<gather::input<T>>& scratch() {

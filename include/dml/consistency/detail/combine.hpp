@@ -6,6 +6,8 @@
 //
 // The receiver R offers, for in-neighbour q and slot depth d:
 //   in_count(), sender(q), skipped_through(q), consumed(q),
+//   sends_in(q, c)               whether q sends in the round of clock c
+//                                (false only under a time-varying topology)
 //   wait(q, what, ready)         wait until ready() (peer failures, limits)
 //   sync()                       make remote writes visible
 //   complete_clock(q, d)         clock of the complete update, 0 if none
@@ -46,6 +48,7 @@ void combine_exact(R& r, std::uint64_t c, Name&& policy_name) {
   r.begin();
   const std::size_t d = c % slot_depth;
   for (std::size_t q = 0; q < r.in_count(); ++q) {
+    if (!r.sends_in(q, c)) continue;  // not this round's peer (time-varying topology)
     if (c <= r.skipped_through(q)) {  // lost when the group shrank
       r.count_lost();
       continue;

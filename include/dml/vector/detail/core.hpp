@@ -40,20 +40,37 @@ class vector_protocol;
 
 /// The gather functor as the core calls it: a function and the functor it
 /// applies (type-erased, so the core does not depend on the functor's type).
+/// A functor that takes the receiver's mixing weights as a third argument
+/// gets them; the others are called as f(own, inputs).
 template <class T>
 struct gather_call {
-  void (*fn)(void* functor, std::span<T> own, std::span<const gather::input<T>> inputs) = nullptr;
+  void (*fn)(void* functor, std::span<T> own, std::span<const gather::input<T>> inputs,
+             const gather::mixing& m) = nullptr;
   void* functor = nullptr;
   template <class G>
   static gather_call of(G& g) noexcept {
-    return {[](void* f, std::span<T> own, std::span<const gather::input<T>> in) {
-              (*static_cast<G*>(f))(own, in);
+    return {[](void* f, std::span<T> own, std::span<const gather::input<T>> in, const gather::mixing& m) {
+              if constexpr (std::is_invocable_v<G&, std::span<T>, std::span<const gather::input<T>>,
+                                                const gather::mixing&>)
+                (*static_cast<G*>(f))(own, in, m);
+              else
+                (*static_cast<G*>(f))(own, in);
             },
             &g};
   }
-  void operator()(std::span<T> own, std::span<const gather::input<T>> inputs) const {
-    fn(functor, own, inputs);
+  void operator()(std::span<T> own, std::span<const gather::input<T>> inputs, const gather::mixing& m) const {
+    fn(functor, own, inputs, m);
   }
+};
+
+/// One round of a time-varying topology, seen from one member against the
+/// union graph its slots are laid out for: which out- and in-neighbours
+/// take part in the round, and the round's mixing weights.
+struct round_plan {
+  std::vector<bool> out_active;    // per out-neighbour of the union graph
+  std::vector<bool> in_active;     // per in-neighbour of the union graph
+  std::vector<double> in_weights;  // per in-neighbour (those not active: unused)
+  double self = 1;
 };
 
 template <class T, class Transport, class Repr>
@@ -201,10 +218,14 @@ class vector_core {
   /// new neighbours have reached, every update that is still pending is
   /// written again, and rounds a new neighbour has already moved past are
   /// skipped (their updates are gone).
-  void build(topology::graph graph, std::string description, const std::string& problem) {
+  /// `schedule`: for a time-varying topology, one plan per round of its
+  /// period (round t = clock - 1, taken mod the period); empty otherwise.
+  void build(topology::graph graph, std::string description, const std::string& problem,
+             std::vector<round_plan> schedule = {}) {
     const auto view = comm_->view();
     epoch_ = view.epoch;
     graph_ = std::move(graph);
+    schedule_ = std::move(schedule);
     description_ = std::move(description);
     const member_state mine{clock_, pending_ ? 1u : 0u};
     std::string record(sizeof mine, '\0');
@@ -266,6 +287,9 @@ class vector_core {
     ack_word_.resize(in.size());
     for (std::size_t q = 0; q < in.size(); ++q)
       ack_word_[q] = graph_.in(in[q]).size() + position(graph_.out(in[q]), me);
+    const auto weights = graph_.in_weights(me);
+    in_weights_.assign(weights.begin(), weights.end());
+    mixing_ = gather::mixing{graph_.self_weight(me), graph_.has_weights()};
     consumed_.assign(in.size(), 0);
     skip_through_.assign(in.size(), 0);
     staged_.assign(in.size(), gather::input<T>{});
@@ -303,11 +327,33 @@ class vector_core {
   }
 
   // ---- the steps the protocol is made of --------------------------------------
-  // Writes the current update into slot clock mod depth of every out-neighbour.
+  // The plan of the round clock c belongs to; nullptr for a static graph.
+  [[nodiscard]] const round_plan* plan(std::uint64_t c) const noexcept {
+    if (schedule_.empty() || c == 0) return nullptr;
+    return &schedule_[static_cast<std::size_t>((c - 1) % schedule_.size())];
+  }
+
+  // Whether in-neighbour q sends in the round of clock c (always, for a
+  // static graph).
+  [[nodiscard]] bool in_active(std::size_t q, std::uint64_t c) const noexcept {
+    const round_plan* r = plan(c);
+    return r == nullptr || r->in_active[q];
+  }
+
+  // The weight this member gives in-neighbour q's update of clock c.
+  [[nodiscard]] double in_weight(std::size_t q, std::uint64_t c) const noexcept {
+    if (const round_plan* r = plan(c)) return r->in_weights[q];
+    return in_weights_.empty() ? 1.0 : in_weights_[q];
+  }
+
+  // Writes the current update into slot clock mod depth of every out-neighbour
+  // (of this round's, under a time-varying topology).
   void write_all() {
     const auto out = out_neighbours();
     const auto parts = codec_.parts(send_len_);
+    const round_plan* round = plan(clock_);
     for (std::size_t k = 0; k < out.size(); ++k) {
+      if (round != nullptr && !round->out_active[k]) continue;
       const std::size_t base = layout_.base(out_pos_[k], clock_ % slot_depth);
       stats_.bytes_sent +=
           write_slot(seg_, out[k], base, layout_.payload_words, clock_, send_len_, epoch_, parts);
@@ -327,6 +373,7 @@ class vector_core {
     }
     in.sender = in_neighbours()[q];
     in.clock = c;
+    in.weight = in_weight(q, c);
     stats_.bytes_received += codec_.payload_bytes(len) + 8 * (header_words + footer_words);
     return true;
   }
@@ -359,6 +406,7 @@ class vector_core {
     }
     in.sender = in_neighbours()[q];
     in.clock = h0;
+    in.weight = in_weight(q, h0);
     stats_.bytes_received += codec_.payload_bytes(len) + 8 * (header_words + footer_words);
     return slot_read::ok;
   }
@@ -373,9 +421,12 @@ class vector_core {
     if (stats_.inputs_combined.size() <= k) stats_.inputs_combined.resize(k + 1, 0);
     ++stats_.inputs_combined[k];
     std::size_t live = 0;
-    for (member_id m : in_neighbours()) live += comm_->alive(m) ? 1 : 0;
+    const auto in = in_neighbours();
+    for (std::size_t q = 0; q < in.size(); ++q) live += comm_->alive(in[q]) && in_active(q, clock_) ? 1 : 0;
     if (k >= live) ++stats_.full_gathers;
-    gather(std::span<T>(local_), std::span<const gather::input<T>>(inputs_));
+    gather::mixing m = mixing_;
+    if (const round_plan* round = plan(clock_)) m = gather::mixing{round->self, true};
+    gather(std::span<T>(local_), std::span<const gather::input<T>>(inputs_), m);
     applied_ = true;
     pending_ = false;
   }
@@ -407,6 +458,9 @@ class vector_core {
   std::vector<gather::input<T>> staged_;     // per in-neighbour: the update read last
   std::vector<inbox<T>> inboxes_;            // per in-neighbour: copies (asp, ssp)
   std::vector<gather::input<T>> inputs_;
+  std::vector<double> in_weights_;    // the graph's weight per in-neighbour; empty without weights
+  gather::mixing mixing_;             // this member's self weight, for gathers that take it
+  std::vector<round_plan> schedule_;  // per round of a time-varying topology's period; empty: static
   vector_stats stats_;
 };
 

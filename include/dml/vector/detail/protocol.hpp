@@ -103,6 +103,7 @@ class vector_protocol {
   [[nodiscard]] std::size_t in_count() const { return v_.in_neighbours().size(); }
   [[nodiscard]] member_id sender(std::size_t q) const { return v_.in_neighbours()[q]; }
   [[nodiscard]] std::uint64_t skipped_through(std::size_t q) const { return v_.skip_through_[q]; }
+  [[nodiscard]] bool sends_in(std::size_t q, std::uint64_t c) const { return v_.in_active(q, c); }
   [[nodiscard]] std::uint64_t consumed(std::size_t q) const { return v_.consumed_[q]; }
   template <class Ready>
   void wait(std::size_t q, const char* what, Ready&& ready) {

@@ -60,6 +60,10 @@ struct dyn_regr_options {
   /// Column correlations are cached (they depend on the data alone); the
   /// cache is emptied, on every member alike, when it exceeds this many pairs.
   std::size_t max_cached_pairs = std::size_t{1} << 22;
+  /// When all M (M - 1) / 2 pairs are at most this many, the first call
+  /// computes every correlation in one collective sum, and no later
+  /// iteration exchanges anything for the check (0: never).
+  std::size_t precompute_pairs_up_to = std::size_t{1} << 20;
 
   /// Throws config_error naming the first bad setting.
   void validate() const {
@@ -149,6 +153,13 @@ class dyn_regr {
       for (std::size_t a = 0; a < m_; ++a)
         norm2_[a] = static_cast<double>(data.local_norm2(static_cast<parameter>(a)));
       ctx.sum(norm2_);
+      if (options_.check_dependencies && options_.tau < 1 &&
+          m_ * (m_ - 1) / 2 <= options_.precompute_pairs_up_to &&
+          m_ * (m_ - 1) / 2 <= options_.max_cached_pairs) {
+        std::vector<parameter> every(m_);
+        for (std::size_t a = 0; a < m_; ++a) every[a] = static_cast<parameter>(a);
+        correlate(ctx, data, every);
+      }
     }
     const std::vector<parameter> cand = sample(ctx);
     job out;

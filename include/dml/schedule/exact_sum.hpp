@@ -19,20 +19,23 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 DML_BEGIN_NAMESPACE
 namespace schedule {
 
-/// Sums arrays over the live members: a distributed vector over
+/// Sums arrays over the live members: distributed vectors over
 /// `topology::all` under `consistency::bsp`, whose gather adds the members'
 /// arrays in ascending member id on every member. The totals are therefore
 /// identical everywhere, which is what lets every member compute the same
 /// schedule from them without a master (see docs/model-parallel.md).
 ///
 /// Collective: every live member constructs it, and calls `operator()` with
-/// arrays of the same size, in the same order. Arrays longer than the
-/// vector are summed in pieces; the vector grows (collectively, at the
-/// same call on every member, since the sizes agree) up to `max_chunk`.
+/// arrays of the same size, in the same order. An array is sent in a vector
+/// of the smallest power-of-two multiple of `initial` elements that holds
+/// it (made, collectively, at the first such call: the sizes agree on
+/// every member), so a small sum never pays for a large one made earlier;
+/// arrays longer than `max_chunk` are summed in pieces.
 ///
 /// @tparam T         element type (arithmetic)
 /// @tparam Transport a transport context (dml::comm::transport)
@@ -44,14 +47,14 @@ class exact_sum {
   using vector_type = dist_vector<T, Transport, dense, topology::all, consistency::bsp, detail::ordered_sum>;
 
  public:
-  /// Collective. `initial` elements at first (>= 1); grows to at most
-  /// `max_chunk` elements per exchange.
+  /// Collective. Vectors of initial, 2 initial, 4 initial, ... elements,
+  /// up to max_chunk (1 <= initial <= max_chunk).
   explicit exact_sum(Transport& comm, std::size_t initial = 64, std::size_t max_chunk = std::size_t{1} << 16)
-      : comm_(&comm), max_chunk_(max_chunk) {
+      : comm_(&comm), initial_(initial), max_chunk_(max_chunk) {
     if (initial == 0 || max_chunk == 0 || initial > max_chunk)
       throw config_error("dml::schedule::exact_sum: needs 1 <= initial (" + std::to_string(initial) +
                          ") <= max_chunk (" + std::to_string(max_chunk) + ")");
-    grow(initial);
+    (void)fitting(1);
   }
 
   /// Collective: every member's `values` become the sum of all live
@@ -60,13 +63,12 @@ class exact_sum {
   void operator()(std::span<T> values) {
     for (std::size_t first = 0; first < values.size(); first += max_chunk_) {
       const auto piece = values.subspan(first, std::min(max_chunk_, values.size() - first));
-      if (piece.size() > vector_->size())
-        grow(std::min(max_chunk_, std::max(piece.size(), 2 * vector_->size())));
-      auto buffer = vector_->span();
+      vector_type& v = fitting(piece.size());
+      auto buffer = v.span();
       std::copy(piece.begin(), piece.end(), buffer.begin());
       std::fill(buffer.begin() + static_cast<std::ptrdiff_t>(piece.size()), buffer.end(), T{});
-      vector_->scatter();
-      vector_->gather();
+      v.scatter();
+      v.gather();
       std::copy(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(piece.size()), piece.begin());
       ++exchanges_;
     }
@@ -80,19 +82,25 @@ class exact_sum {
 
   /// Exchanges made so far.
   [[nodiscard]] std::size_t exchanges() const noexcept { return exchanges_; }
-  /// The underlying vector (its statistics: bytes, waiting).
-  [[nodiscard]] const vector_type& vector() const noexcept { return *vector_; }
 
  private:
-  void grow(std::size_t n) {
-    vector_.reset();
-    vector_.emplace(*comm_, n, dense{}, topology::all{}, consistency::bsp{},
-                    detail::ordered_sum{comm_->rank()});
+  // The vector of the smallest size class holding n elements (n <= max_chunk).
+  vector_type& fitting(std::size_t n) {
+    std::size_t size = initial_, k = 0;
+    while (size < n) {
+      size = std::min(max_chunk_, 2 * size);
+      ++k;
+    }
+    if (classes_.size() <= k) classes_.resize(k + 1);
+    if (!classes_[k])
+      classes_[k].emplace(*comm_, size, dense{}, topology::all{}, consistency::bsp{},
+                          detail::ordered_sum{comm_->rank()});
+    return *classes_[k];
   }
 
   Transport* comm_;
-  std::size_t max_chunk_;
-  std::optional<vector_type> vector_;
+  std::size_t initial_, max_chunk_;
+  std::vector<std::optional<vector_type>> classes_;
   std::size_t exchanges_ = 0;
 };
 

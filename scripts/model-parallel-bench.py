@@ -65,7 +65,7 @@ def main():
     if data is None:
         data = os.path.join(args.build, "examples", "lasso", "bench.svm")
         gen = os.path.join(args.build, "examples", "lasso", "dml-gen-lasso")
-        print(run([gen, "--rows", "4000", "--features", "1000", "--block", "50", "--rho", "0.9", "--density", "0.1",
+        print(run([gen, "--rows", "4000", "--features", "1000", "--block", "100", "--rho", "0.9", "--density", "0.1",
                    "--support", "40", "--seed", "1", "--out", data]).strip())
         lam = 200.0 if lam is None else lam
     if lam is None:

@@ -49,7 +49,9 @@ concept dynamic_program = requires(P& p, context& c, const step& s, std::span<do
 ///   the new values of `step.job`'s parameters computed by member
 ///   `step.member`; store them in this member's model.
 ///
-/// Optional: `weight(parameter) -> double`, the work a parameter costs on
+/// Optional: `width() -> std::size_t`, values per parameter (a row of a
+/// factor matrix: `out` and `values` then hold width() values per
+/// parameter, in job order; default 1); `weight(parameter) -> double`, the work a parameter costs on
 /// this member (heaviest first dispatch); `progress(context&)` returning
 /// bool, called after each full rotation, when every replica is complete.
 template <class P>

@@ -55,7 +55,9 @@ struct dyn_regr_options {
   bool check_dependencies = true;
   /// Leave out parameters whose results are still in the pipeline
   /// (context::in_flight): updating one twice from the same stale value
-  /// would apply its change twice.
+  /// would apply its change twice. With the dependency check, candidates
+  /// that conflict with a parameter in flight are dropped too: iterations
+  /// in the pipeline run concurrently as much as a set's members do.
   bool skip_in_flight = true;
   /// Column correlations are cached (they depend on the data alone); the
   /// cache is emptied, on every member alike, when it exceeds this many pairs.
@@ -168,19 +170,26 @@ class dyn_regr {
                  cand.begin() + static_cast<std::ptrdiff_t>(std::min(cand.size(), options_.set_size)));
       return out;
     }
-    correlate(ctx, data, cand);
+    // Parameters in flight conflict like kept ones (but are not returned).
+    std::vector<parameter> flying;
+    if (options_.skip_in_flight)
+      for (const auto& j : ctx.in_flight())
+        for (parameter a : j)
+          if (a < m_) flying.push_back(a);
+    std::vector<parameter> pairs = cand;
+    pairs.insert(pairs.end(), flying.begin(), flying.end());
+    correlate(ctx, data, pairs);
+    const auto conflicts_with = [&](parameter a, const std::vector<parameter>& set) {
+      for (parameter b : set)
+        if (std::abs(cache_.at(key(a, b))) > options_.tau) return true;
+      return false;
+    };
     for (parameter a : cand) {
       if (out.size() == options_.set_size) break;
-      bool free = true;
-      for (parameter b : out)
-        if (std::abs(cache_.at(key(a, b))) > options_.tau) {
-          free = false;
-          break;
-        }
-      if (free)
-        out.push_back(a);
-      else
+      if (conflicts_with(a, out) || conflicts_with(a, flying))
         ++conflicts_;
+      else
+        out.push_back(a);
     }
     return out;
   }
@@ -252,6 +261,7 @@ class dyn_regr {
     std::vector<std::uint64_t> wanted;
     for (std::size_t i = 0; i < cand.size(); ++i)
       for (std::size_t j = i + 1; j < cand.size(); ++j) {
+        if (cand[i] == cand[j]) continue;
         const auto k = key(cand[i], cand[j]);
         if (!cache_.contains(k)) wanted.push_back(k);
       }

@@ -125,6 +125,13 @@ struct static_rotation {
       throw config_error("dml::schedule::static_rotation: " + std::to_string(m) +
                          " parameters (at most 2^32 - 1)");
     const std::size_t widest = rotation_block(m, members, 0).second;  // block 0 is a longest one
+    std::size_t w = 1;                                                // values per parameter
+    if constexpr (requires(const Program& p) {
+                    { p.width() } -> std::convertible_to<std::size_t>;
+                  }) {
+      w = static_cast<std::size_t>(program.width());
+      if (w == 0) throw config_error("dml::schedule::static_rotation: the program's width() is 0");
+    }
 
     exact_sum<double, Transport> reducer(comm);
     context ctx(seed, members, position, comm.rank(), [&](std::span<double> v) {
@@ -134,9 +141,9 @@ struct static_rotation {
     });
     auto ring =
         dist_vector<double, Transport, dense, topology::ring, consistency::notify_ack, gather::replace>(
-            comm, widest);
+            comm, widest * w);
     auto all = dist_vector<double, Transport, dense, topology::all, consistency::bsp, detail::ordered_sum>(
-        comm, widest * members, dense{}, topology::all{}, consistency::bsp{},
+        comm, widest * w * members, dense{}, topology::all{}, consistency::bsp{},
         detail::ordered_sum{comm.rank()});
 
     job order, canonical;
@@ -153,7 +160,8 @@ struct static_rotation {
     auto all_gather = [&](std::uint64_t t) {
       auto buffer = all.span();
       std::fill(buffer.begin(), buffer.end(), 0.0);
-      std::copy(held.begin(), held.end(), buffer.begin() + static_cast<std::ptrdiff_t>(held_block * widest));
+      std::copy(held.begin(), held.end(),
+                buffer.begin() + static_cast<std::ptrdiff_t>(held_block * widest * w));
       all.scatter();
       all.gather();
       ++stats.exchanges;
@@ -163,7 +171,7 @@ struct static_rotation {
         // Computed in iteration t by the member at (b + t) mod P.
         const std::size_t by = static_cast<std::size_t>((b + t % members) % members);
         program.aggregate(step{t, by, members, canonical},
-                          std::span<const double>(buffer.data() + b * widest, canonical.size()));
+                          std::span<const double>(buffer.data() + b * widest * w, canonical.size() * w));
       }
       synced = true;
     };
@@ -183,16 +191,18 @@ struct static_rotation {
           for (std::size_t i = 0; i < w.size(); ++i) order[i] = w[i].second;
         }
       }
-      out.assign(order.size(), 0.0);
+      out.assign(order.size() * w, 0.0);
       auto t0 = clock::now();
-      dispatch(program, step{t, position, members, order}, out);
+      dispatch(program, step{t, position, members, order}, out, w);
       stats.update_seconds += std::chrono::duration<double>(clock::now() - t0).count();
       stats.updates += order.size();
       // Send the block's values in parameter order to the ring successor.
       const std::size_t first = rotation_block(m, members, b).first;
       auto buffer = ring.span();
       std::fill(buffer.begin(), buffer.end(), 0.0);
-      for (std::size_t k = 0; k < order.size(); ++k) buffer[order[k] - first] = out[k];
+      for (std::size_t k = 0; k < order.size(); ++k)
+        std::copy_n(out.begin() + static_cast<std::ptrdiff_t>(k * w), w,
+                    buffer.begin() + static_cast<std::ptrdiff_t>((order[k] - first) * w));
       t0 = clock::now();
       ring.scatter();
       ring.gather();
@@ -201,7 +211,7 @@ struct static_rotation {
       const std::size_t from = (position + members - 1) % members;
       held_block = (b + members - 1) % members;
       block_job(held_block, canonical);
-      held.assign(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(canonical.size()));
+      held.assign(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(canonical.size() * w));
       program.aggregate(step{t, from, members, canonical}, std::span<const double>(held));
       ++stats.iterations;
       synced = false;
@@ -226,7 +236,7 @@ struct static_rotation {
   // update() over the job: in one call, or parameter by parameter from
   // `executors` threads taking the next heaviest from one queue.
   template <class Program>
-  void dispatch(Program& program, const step& s, std::vector<double>& out) const {
+  void dispatch(Program& program, const step& s, std::vector<double>& out, std::size_t w) const {
     const std::size_t threads = std::min(executors, s.job.size());
     if (threads <= 1) {
       program.update(s, std::span<double>(out));
@@ -239,7 +249,7 @@ struct static_rotation {
       try {
         for (std::size_t k; (k = next.fetch_add(1)) < s.job.size();)
           program.update(step{s.iteration, s.member, s.members, s.job.subspan(k, 1)},
-                         std::span<double>(out).subspan(k, 1));
+                         std::span<double>(out).subspan(k * w, w));
       } catch (...) {
         const std::lock_guard lock(error_mutex);
         if (!error) error = std::current_exception();

@@ -8,6 +8,10 @@ coordinate-descent optimum, for each schedule, rank count, pipeline depth.
       [--schedules smp,random,priority] [--ranks 1,2,4,8] [--depths 1]
       [--repeats 3] [--iterations N] [--extra '--tau 0.2']
 
+  scripts/model-parallel-bench.py --build build --static [--ranks 8] [--repeats 5]
+      runs dml-smp-mf (the static rotation engine) with macro and micro
+      synchronization, heaviest first on and off: median seconds and final RMSE.
+
 Without --data it generates the set docs/model-parallel.md uses with
 dml-gen-lasso. Prints one Markdown table row per configuration: the median
 over --repeats runs (seeds 1..repeats) of samples, updates and seconds to
@@ -59,7 +63,10 @@ def main():
     ap.add_argument("--iterations", type=int, default=20000)
     ap.add_argument("--within", type=float, default=0.01)
     ap.add_argument("--extra", default="", help="more dml-lasso arguments, one string")
+    ap.add_argument("--static", action="store_true", help="measure the static engine (dml-smp-mf)")
     args = ap.parse_args()
+    if args.static:
+        return static(args)
     lasso = os.path.join(args.build, "examples", "lasso", "dml-lasso")
     data, lam = args.data, args.lam
     if data is None:
@@ -100,6 +107,24 @@ def main():
                     print(f"| {schedule} | {ranks} | {depth} | not reached in {args.iterations} iterations "
                           f"(best objective {worst}) | | | |")
                 sys.stdout.flush()
+
+
+def static(args):
+    mf = os.path.join(args.build, "examples", "smp_mf", "dml-smp-mf")
+    print("| ranks | sync | dispatch | seconds (median) | min | max | final RMSE |")
+    print("|---|---|---|---|---|---|---|")
+    for ranks in (int(r) for r in args.ranks.split(",")):
+        for sync, heavy in (("macro", True), ("micro", True), ("macro", False), ("micro", False)):
+            cmd = [mf, "--ranks", str(ranks)] + (["--micro-sync"] if sync == "micro" else []) + \
+                  ([] if heavy else ["--no-heaviest-first"]) + args.extra.split()
+            seconds, rmse = [], None
+            for _ in range(args.repeats):
+                out = run(cmd)
+                m = re.search(r"final: rmse=(\S+) seconds=(\S+)", out)
+                rmse, seconds = m.group(1), seconds + [float(m.group(2))]
+            print(f"| {ranks} | {sync} | {'heaviest first' if heavy else 'index order'} | "
+                  f"{statistics.median(seconds):.3f} | {min(seconds):.3f} | {max(seconds):.3f} | {rmse} |")
+            sys.stdout.flush()
 
 
 if __name__ == "__main__":

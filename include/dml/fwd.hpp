@@ -22,6 +22,7 @@ struct representation {};
 struct topology {};
 struct consistency {};
 struct gather {};
+struct engine {};  ///< engines of scheduled model parallelism (dml::schedule)
 }  // namespace slot
 
 class error;
@@ -79,6 +80,12 @@ class table;
 
 template <class T>
 class delta_tracker;
+
+namespace schedule {
+struct dynamic;
+struct static_rotation;
+struct run_stats;
+}  // namespace schedule
 
 /// A typed distributed vector; see dml/vector/dist_vector.hpp. The defaults
 /// here are the ones `make_vector` fills in for policies not given.

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: BSL-1.0
+/// @file
+/// What a scheduled model-parallel program provides (SMPFRAME's Table 1:
+/// schedule, update, aggregate) for each engine, and what an engine is.
+#pragma once
+
+#include <dml/detail/policy.hpp>
+#include <dml/fwd.hpp>
+#include <dml/schedule/context.hpp>
+
+#include <concepts>
+#include <cstddef>
+#include <span>
+
+DML_BEGIN_NAMESPACE
+namespace schedule {
+
+/// A program for the dynamic engine (`dml::schedule::dynamic`):
+///
+/// - `schedule(context&) -> job`: the parameters every member updates in
+///   this iteration. Computed on every member; it must come out the same
+///   everywhere (read only the context, the agreed model and totals from
+///   `context::sum`);
+/// - `update(const step&, std::span<double> out)`: this member's partial
+///   result for each parameter of `step.job`, from its own data and the
+///   model (`out` arrives zeroed, one element per parameter);
+/// - `aggregate(const step&, std::span<const double> total)`: `total` is
+///   the sum of every member's partial results; apply it to the model. It
+///   runs on every member with the same totals, so the replicas stay equal.
+///
+/// Optional: `progress(context&)` returning bool (false stops the run on
+/// every member; it may call `context::sum`), called after each aggregate.
+template <class P>
+concept dynamic_program = requires(P& p, context& c, const step& s, std::span<double> out,
+                                   std::span<const double> in) {
+  { p.schedule(c) } -> std::convertible_to<job>;
+  p.update(s, out);
+  p.aggregate(s, in);
+};
+
+/// A program for the static rotation engine (`dml::schedule::static_rotation`):
+///
+/// - `parameters() -> std::size_t`: M; the engine cuts [0, M) into P
+///   contiguous blocks and rotates them (that is the schedule);
+/// - `update(const step&, std::span<double> out)`: update the block's
+///   parameters in `step.job` in order, from this member's data, and write
+///   their new values to `out` (one element per parameter);
+/// - `aggregate(const step&, std::span<const double> values)`: `values` are
+///   the new values of `step.job`'s parameters computed by member
+///   `step.member`; store them in this member's model.
+///
+/// Optional: `width() -> std::size_t`, values per parameter (a row of a
+/// factor matrix: `out` and `values` then hold width() values per
+/// parameter, in job order; default 1); `weight(parameter) -> double`, the work a parameter costs on
+/// this member (heaviest first dispatch); `progress(context&)` returning
+/// bool, called after each full rotation, when every replica is complete.
+template <class P>
+concept rotation_program = requires(P& p, const P& cp, const step& s, std::span<double> out,
+                                    std::span<const double> in) {
+  { cp.parameters() } -> std::convertible_to<std::size_t>;
+  p.update(s, out);
+  p.aggregate(s, in);
+};
+
+/// An engine runs a program over a transport. Engines opt in with
+/// `using policy_slot = dml::slot::engine;`.
+template <class E>
+concept engine = dml::detail::fills_slot_v<E, slot::engine>;
+
+namespace detail {
+
+// Calls p.progress(c) when the program has it; true: go on.
+template <class P>
+bool call_progress(P& p, context& c) {
+  if constexpr (requires {
+                  { p.progress(c) } -> std::convertible_to<bool>;
+                }) {
+    return static_cast<bool>(p.progress(c));
+  } else if constexpr (requires { p.progress(c); }) {
+    p.progress(c);
+    return true;
+  } else {
+    (void)p;
+    (void)c;
+    return true;
+  }
+}
+
+}  // namespace detail
+}  // namespace schedule
+DML_END_NAMESPACE

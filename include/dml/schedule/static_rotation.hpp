@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: BSL-1.0
+/// @file
+/// The static engine: P contiguous parameter blocks rotated among the P
+/// members every iteration, results passed along a ring, a barrier only
+/// after a full rotation (macro synchronization), heaviest jobs first
+/// (SMPFRAME §3.3.1, §4.2, Fig. 8 and 9).
+#pragma once
+
+#include <dml/comm/concepts.hpp>
+#include <dml/consistency/bsp.hpp>
+#include <dml/consistency/notify_ack.hpp>
+#include <dml/error.hpp>
+#include <dml/fwd.hpp>
+#include <dml/schedule/concepts.hpp>
+#include <dml/schedule/context.hpp>
+#include <dml/schedule/detail/members.hpp>
+#include <dml/schedule/detail/ordered_sum.hpp>
+#include <dml/schedule/exact_sum.hpp>
+#include <dml/schedule/stats.hpp>
+#include <dml/topology/all.hpp>
+#include <dml/topology/ring.hpp>
+#include <dml/vector/dist_vector.hpp>
+#include <dml/vector/gather.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <numeric>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+DML_BEGIN_NAMESPACE
+namespace schedule {
+
+/// Block b of P over M parameters: [first, last), contiguous, sizes
+/// differing by at most one (the first M mod P blocks are one longer).
+[[nodiscard]] constexpr std::pair<std::size_t, std::size_t> rotation_block(std::size_t parameters,
+                                                                           std::size_t members,
+                                                                           std::size_t block) noexcept {
+  const std::size_t base = parameters / members, extra = parameters % members;
+  const std::size_t first = block * base + std::min(block, extra);
+  return {first, first + base + (block < extra ? 1 : 0)};
+}
+
+/// SMPFRAME's scheduleStaticRota: the block that the member at `position`
+/// works on in iteration t -- (position - t) mod P. Every block visits
+/// every member once in P iterations, no two members hold the same block
+/// at once, and the block a member holds next is the one its predecessor
+/// (position - 1) holds now, so results travel one step along the ring.
+[[nodiscard]] constexpr std::size_t rotation_assignment(std::size_t position, std::uint64_t iteration,
+                                                        std::size_t members) noexcept {
+  return static_cast<std::size_t>((position + members - iteration % members) % members);
+}
+
+/// The static rotation engine, for schedules fixed in advance (SMPFRAME
+/// §3.3.1): the model's M parameters are cut into P contiguous blocks; in
+/// iteration t the member at position p updates block (p - t) mod P with
+/// its own data, sequentially within the block, and passes the block's new
+/// values to its ring successor, which holds that block next. Blocks are
+/// disjoint, so concurrent updates never touch the same parameter.
+///
+/// - Macro synchronization (`macro_sync`, the default): members wait only
+///   for their ring predecessor's values (`consistency::notify_ack` over
+///   `topology::ring`); after each full rotation (every P iterations) the
+///   blocks are all-gathered, so every replica is complete, and progress()
+///   runs. Without it (micro synchronization) every iteration also ends
+///   with a barrier of all members.
+/// - Heaviest first (`heaviest_first`, with a program `weight(parameter)`):
+///   a block's parameters are dispatched in decreasing weight; with
+///   `executors` > 1 threads per member they are taken from one queue in
+///   that order (longest jobs first balances the threads), and update()
+///   must then be safe to call concurrently for different parameters of a
+///   block (each call then gets a job of one parameter).
+///
+/// Failures follow the vectors' fault policy; over a new view the blocks
+/// are cut anew at the next run (a run does not re-cut them itself).
+struct static_rotation {
+  using policy_slot = slot::engine;
+
+  bool macro_sync = true;
+  bool heaviest_first = true;
+  /// Threads per member running update() (>= 1, at most 256).
+  std::size_t executors = 1;
+  /// Seed of context::random (progress() may use it).
+  std::uint64_t seed = 0;
+
+  [[nodiscard]] static constexpr std::string_view name() noexcept { return "static_rotation"; }
+
+  /// Throws config_error for executors outside 1..256.
+  void validate() const {
+    if (executors < 1 || executors > 256)
+      throw config_error("dml::schedule::static_rotation: executors must be 1..256, got " +
+                         std::to_string(executors));
+  }
+
+  /// Collective: runs `iterations` iterations of `program` over the live
+  /// members of `comm` (fewer when progress() returns false at the end of a
+  /// rotation). Ends with every replica complete.
+  template <class Transport, class Program>
+  run_stats run(Transport& comm, Program& program, std::uint64_t iterations) const {
+    static_assert(comm::transport<Transport>,
+                  "dml::schedule::static_rotation::run: the first argument must be a transport context "
+                  "(dml::comm::transport)");
+    static_assert(rotation_program<Program>,
+                  "dml::schedule::static_rotation::run: the program must provide parameters(), "
+                  "update(const step&, std::span<double>) and aggregate(const step&, std::span<const "
+                  "double>) (see dml/schedule/concepts.hpp)");
+    validate();
+    using clock = std::chrono::steady_clock;
+    const auto start = clock::now();
+    run_stats stats;
+    const auto [members, position] = detail::place(comm, "dml::schedule::static_rotation::run");
+    const std::size_t m = static_cast<std::size_t>(program.parameters());
+    if (m == 0) throw config_error("dml::schedule::static_rotation: the program has no parameters");
+    if (m > std::size_t{std::numeric_limits<parameter>::max()})
+      throw config_error("dml::schedule::static_rotation: " + std::to_string(m) +
+                         " parameters (at most 2^32 - 1)");
+    const std::size_t widest = rotation_block(m, members, 0).second;  // block 0 is a longest one
+    std::size_t w = 1;                                                // values per parameter
+    if constexpr (requires(const Program& p) {
+                    { p.width() } -> std::convertible_to<std::size_t>;
+                  }) {
+      w = static_cast<std::size_t>(program.width());
+      if (w == 0) throw config_error("dml::schedule::static_rotation: the program's width() is 0");
+    }
+
+    exact_sum<double, Transport> reducer(comm);
+    context ctx(seed, members, position, comm.rank(), [&](std::span<double> v) {
+      const auto before = reducer.exchanges();
+      reducer(v);
+      stats.sums += reducer.exchanges() - before;
+    });
+    auto ring =
+        dist_vector<double, Transport, dense, topology::ring, consistency::notify_ack, gather::replace>(
+            comm, widest * w);
+    auto all = dist_vector<double, Transport, dense, topology::all, consistency::bsp, detail::ordered_sum>(
+        comm, widest * w * members, dense{}, topology::all{}, consistency::bsp{},
+        detail::ordered_sum{comm.rank()});
+
+    job order, canonical;
+    std::vector<double> out;
+    std::vector<double> held;  // values of the block this member holds next
+    std::size_t held_block = position;
+    bool synced = true;  // every replica complete
+    auto block_job = [&](std::size_t b, job& j) {
+      const auto [first, last] = rotation_block(m, members, b);
+      j.resize(last - first);
+      std::iota(j.begin(), j.end(), static_cast<parameter>(first));
+    };
+    // Every member writes the block it holds; all receive every block.
+    auto all_gather = [&](std::uint64_t t) {
+      auto buffer = all.span();
+      std::fill(buffer.begin(), buffer.end(), 0.0);
+      std::copy(held.begin(), held.end(),
+                buffer.begin() + static_cast<std::ptrdiff_t>(held_block * widest * w));
+      all.scatter();
+      all.gather();
+      ++stats.exchanges;
+      for (std::size_t b = 0; b < members; ++b) {
+        if (b == held_block) continue;
+        block_job(b, canonical);
+        // Computed in iteration t by the member at (b + t) mod P.
+        const std::size_t by = static_cast<std::size_t>((b + t % members) % members);
+        program.aggregate(step{t, by, members, canonical},
+                          std::span<const double>(buffer.data() + b * widest * w, canonical.size() * w));
+      }
+      synced = true;
+    };
+
+    for (std::uint64_t t = 0; t < iterations; ++t) {
+      const std::size_t b = rotation_assignment(position, t, members);
+      block_job(b, order);
+      if constexpr (requires(const Program& p, parameter a) {
+                      { p.weight(a) } -> std::convertible_to<double>;
+                    }) {
+        if (heaviest_first) {
+          std::vector<std::pair<double, parameter>> w;
+          w.reserve(order.size());
+          for (parameter a : order) w.emplace_back(static_cast<double>(program.weight(a)), a);
+          std::stable_sort(w.begin(), w.end(),
+                           [](const auto& x, const auto& y) { return x.first > y.first; });
+          for (std::size_t i = 0; i < w.size(); ++i) order[i] = w[i].second;
+        }
+      }
+      out.assign(order.size() * w, 0.0);
+      auto t0 = clock::now();
+      dispatch(program, step{t, position, members, order}, out, w);
+      stats.update_seconds += std::chrono::duration<double>(clock::now() - t0).count();
+      stats.updates += order.size();
+      // Send the block's values in parameter order to the ring successor.
+      const std::size_t first = rotation_block(m, members, b).first;
+      auto buffer = ring.span();
+      std::fill(buffer.begin(), buffer.end(), 0.0);
+      for (std::size_t k = 0; k < order.size(); ++k)
+        std::copy_n(out.begin() + static_cast<std::ptrdiff_t>(k * w), w,
+                    buffer.begin() + static_cast<std::ptrdiff_t>((order[k] - first) * w));
+      t0 = clock::now();
+      ring.scatter();
+      ring.gather();
+      ++stats.exchanges;
+      // From the predecessor: the block this member holds in iteration t + 1.
+      const std::size_t from = (position + members - 1) % members;
+      held_block = (b + members - 1) % members;
+      block_job(held_block, canonical);
+      held.assign(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(canonical.size() * w));
+      program.aggregate(step{t, from, members, canonical}, std::span<const double>(held));
+      ++stats.iterations;
+      synced = false;
+      if (!macro_sync) ring.barrier();
+      if ((t + 1) % members == 0) {
+        all_gather(t);
+        ctx.set_iteration(t);
+        if (!detail::call_progress(program, ctx)) {
+          stats.stopped = t + 1 < iterations;
+          stats.aggregate_seconds += std::chrono::duration<double>(clock::now() - t0).count();
+          break;
+        }
+      }
+      stats.aggregate_seconds += std::chrono::duration<double>(clock::now() - t0).count();
+    }
+    if (!synced) all_gather(iterations - 1);
+    stats.seconds = std::chrono::duration<double>(clock::now() - start).count();
+    return stats;
+  }
+
+ private:
+  // update() over the job: in one call, or parameter by parameter from
+  // `executors` threads taking the next heaviest from one queue.
+  template <class Program>
+  void dispatch(Program& program, const step& s, std::vector<double>& out, std::size_t w) const {
+    const std::size_t threads = std::min(executors, s.job.size());
+    if (threads <= 1) {
+      program.update(s, std::span<double>(out));
+      return;
+    }
+    std::atomic<std::size_t> next{0};
+    std::exception_ptr error;
+    std::mutex error_mutex;
+    auto work = [&] {
+      try {
+        for (std::size_t k; (k = next.fetch_add(1)) < s.job.size();)
+          program.update(step{s.iteration, s.member, s.members, s.job.subspan(k, 1)},
+                         std::span<double>(out).subspan(k * w, w));
+      } catch (...) {
+        const std::lock_guard lock(error_mutex);
+        if (!error) error = std::current_exception();
+        next.store(s.job.size());
+      }
+    };
+    std::vector<std::thread> pool;
+    pool.reserve(threads - 1);
+    for (std::size_t i = 1; i < threads; ++i) pool.emplace_back(work);
+    work();
+    for (auto& th : pool) th.join();
+    if (error) std::rethrow_exception(error);
+  }
+};
+
+}  // namespace schedule
+DML_END_NAMESPACE

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
+"""Measures dml-lasso's schedules (docs/model-parallel.md): data samples and
+seconds until the objective is within --within (default 1 %) of the serial
+coordinate-descent optimum, for each schedule, rank count, pipeline depth.
+
+  scripts/model-parallel-bench.py --build build [--data FILE --lambda L]
+      [--schedules smp,random,priority] [--ranks 1,2,4,8] [--depths 1]
+      [--repeats 3] [--iterations N] [--extra '--tau 0.2']
+
+  scripts/model-parallel-bench.py --build build --static [--ranks 8] [--repeats 5]
+      runs dml-smp-mf (the static rotation engine) with macro and micro
+      synchronization, heaviest first on and off: median seconds and final RMSE.
+
+Without --data it generates the set docs/model-parallel.md uses with
+dml-gen-lasso. Prints one Markdown table row per configuration: the median
+over --repeats runs (seeds 1..repeats) of samples, updates and seconds to
+reach the target, or 'not reached' with the best objective seen. Run it on
+an otherwise idle machine: seconds are wall time of in-process ranks.
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+LINE = re.compile(r"^iteration (\d+) objective (\S+) updates (\d+) samples (\d+) seconds (\S+)$")
+
+
+def run(cmd):
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return out.stdout
+
+
+def reference(lasso, data, lam):
+    out = run([lasso, "--data", data, "--lambda", str(lam), "--reference"])
+    m = re.search(r"reference: objective=(\S+)", out)
+    return float(m.group(1))
+
+
+def trajectory(lasso, data, lam, schedule, ranks, depth, seed, iterations, target, extra):
+    cmd = [lasso, "--data", data, "--lambda", str(lam), "--schedule", schedule, "--ranks", str(ranks),
+           "--depth", str(depth), "--seed", str(seed), "--iterations", str(iterations), "--target", repr(target)]
+    cmd += extra
+    rows = []
+    for line in run(cmd).splitlines():
+        m = LINE.match(line)
+        if m:
+            rows.append((int(m.group(1)), float(m.group(2)), int(m.group(3)), int(m.group(4)), float(m.group(5))))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--data")
+    ap.add_argument("--lambda", dest="lam", type=float)
+    ap.add_argument("--schedules", default="smp,priority,random")
+    ap.add_argument("--ranks", default="1,2,4,8")
+    ap.add_argument("--depths", default="1")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--iterations", type=int, default=20000)
+    ap.add_argument("--within", type=float, default=0.01)
+    ap.add_argument("--extra", default="", help="more dml-lasso arguments, one string")
+    ap.add_argument("--static", action="store_true", help="measure the static engine (dml-smp-mf)")
+    args = ap.parse_args()
+    if args.static:
+        return static(args)
+    lasso = os.path.join(args.build, "examples", "lasso", "dml-lasso")
+    data, lam = args.data, args.lam
+    if data is None:
+        data = os.path.join(args.build, "examples", "lasso", "bench.svm")
+        gen = os.path.join(args.build, "examples", "lasso", "dml-gen-lasso")
+        print(run([gen, "--rows", "4000", "--features", "1000", "--block", "100", "--rho", "0.9", "--density", "0.1",
+                   "--support", "40", "--seed", "1", "--out", data]).strip())
+        lam = 200.0 if lam is None else lam
+    if lam is None:
+        sys.exit("--lambda is required with --data")
+    best = reference(lasso, data, lam)
+    target = best * (1 + args.within)
+    print(f"serial optimum {best:.6f}; target {target:.6f} ({100 * args.within:g} % above)")
+    print("| schedule | ranks | depth | samples to target | updates | seconds | samples/s |")
+    print("|---|---|---|---|---|---|---|")
+    extra = args.extra.split()
+    for schedule in args.schedules.split(","):
+        for ranks in (int(r) for r in args.ranks.split(",")):
+            for depth in (int(d) for d in args.depths.split(",")):
+                reached, missed = [], []
+                for seed in range(1, args.repeats + 1):
+                    rows = trajectory(lasso, data, lam, schedule, ranks, depth, seed, args.iterations, target, extra)
+                    hit = next((r for r in rows if r[1] <= target), None)
+                    if hit:
+                        reached.append(hit)
+                    else:
+                        missed.append(min(r[1] for r in rows))
+                if len(reached) * 2 > args.repeats:
+                    samples = statistics.median(r[3] for r in reached)
+                    updates = statistics.median(r[2] for r in reached)
+                    seconds = statistics.median(r[4] for r in reached)
+                    rate = statistics.median(r[3] / r[4] for r in reached if r[4] > 0)
+                    note = f" ({len(missed)} of {args.repeats} missed)" if missed else ""
+                    print(f"| {schedule} | {ranks} | {depth} | {samples:,.0f}{note} | {updates:,.0f} | "
+                          f"{seconds:.3f} | {rate:,.0f} |")
+                else:
+                    worst = f"{min(missed):.6g}" if missed else "?"
+                    print(f"| {schedule} | {ranks} | {depth} | not reached in {args.iterations} iterations "
+                          f"(best objective {worst}) | | | |")
+                sys.stdout.flush()
+
+
+def static(args):
+    mf = os.path.join(args.build, "examples", "smp_mf", "dml-smp-mf")
+    print("| ranks | sync | dispatch | seconds (median) | min | max | final RMSE |")
+    print("|---|---|---|---|---|---|---|")
+    for ranks in (int(r) for r in args.ranks.split(",")):
+        for sync, heavy in (("macro", True), ("micro", True), ("macro", False), ("micro", False)):
+            cmd = [mf, "--ranks", str(ranks)] + (["--micro-sync"] if sync == "micro" else []) + \
+                  ([] if heavy else ["--no-heaviest-first"]) + args.extra.split()
+            seconds, rmse = [], None
+            for _ in range(args.repeats):
+                out = run(cmd)
+                m = re.search(r"final: rmse=(\S+) seconds=(\S+)", out)
+                rmse, seconds = m.group(1), seconds + [float(m.group(2))]
+            print(f"| {ranks} | {sync} | {'heaviest first' if heavy else 'index order'} | "
+                  f"{statistics.median(seconds):.3f} | {min(seconds):.3f} | {max(seconds):.3f} | {rmse} |")
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

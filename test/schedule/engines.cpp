@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: BSL-1.0
+// The engines: the static rotation covers every block once per P
+// iterations and leaves every replica complete; the dynamic engine applies
+// Eq. 3 exactly (depth 1 is the serial order); bad settings are refused.
+// Results are collected inside the member threads and checked outside them
+// (Catch2 v2 assertions are not thread-safe).
+#include <dml/comm/inproc.hpp>
+#include <dml/schedule.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <numeric>
+#include <set>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace {
+
+namespace sch = dml::schedule;
+using dml::comm::inproc::run;
+
+TEST_CASE("rotation blocks are contiguous, disjoint and cover the parameters") {
+  for (std::size_t m : {1u, 7u, 10u, 64u})
+    for (std::size_t p : {1u, 2u, 3u, 8u}) {
+      std::size_t next = 0;
+      for (std::size_t b = 0; b < p; ++b) {
+        const auto [first, last] = sch::rotation_block(m, p, b);
+        CHECK(first == next);
+        CHECK(last - first <= m / p + 1);
+        CHECK(last - first >= m / p);
+        next = last;
+      }
+      CHECK(next == m);
+    }
+}
+
+TEST_CASE("rotation gives every member every block once per P iterations, never two at once") {
+  for (std::size_t p : {1u, 2u, 5u, 8u})
+    for (std::uint64_t start : {std::uint64_t{0}, std::uint64_t{3}, std::uint64_t{17}}) {
+      std::vector<std::set<std::size_t>> seen(p);
+      for (std::uint64_t t = start; t < start + p; ++t) {
+        std::set<std::size_t> now;
+        for (std::size_t q = 0; q < p; ++q) {
+          const auto b = sch::rotation_assignment(q, t, p);
+          now.insert(b);
+          seen[q].insert(b);
+          // next iteration this member holds what its predecessor holds now
+          CHECK(sch::rotation_assignment(q, t + 1, p) == sch::rotation_assignment((q + p - 1) % p, t, p));
+        }
+        CHECK(now.size() == p);
+      }
+      for (const auto& s : seen) CHECK(s.size() == p);
+    }
+}
+
+// Adds (position + 1) to each parameter of its block, with integers so the
+// result does not depend on the order of additions; records which block it
+// got in which iteration.
+struct counting_program {
+  std::size_t m;
+  std::vector<double> model;
+  std::vector<std::pair<std::uint64_t, std::size_t>> blocks;  // (iteration, first parameter)
+  std::vector<double> weights;                                // optional weight per parameter
+  std::vector<std::vector<sch::parameter>> orders;            // the job orders update() saw
+  std::mutex mutex;
+  std::size_t rotations = 0;
+
+  explicit counting_program(std::size_t parameters) : m(parameters), model(parameters, 0.0) {}
+  [[nodiscard]] std::size_t parameters() const { return m; }
+  void update(const sch::step& s, std::span<double> out) {
+    const std::lock_guard lock(mutex);
+    if (s.job.size() > 1 || blocks.empty() || blocks.back().first != s.iteration) {
+      std::size_t first = s.job.empty() ? 0 : s.job[0];
+      for (auto a : s.job) first = std::min<std::size_t>(first, a);
+      blocks.emplace_back(s.iteration, first);
+    }
+    orders.emplace_back(s.job.begin(), s.job.end());
+    for (std::size_t k = 0; k < s.job.size(); ++k) {
+      model[s.job[k]] += static_cast<double>(s.member + 1);
+      out[k] = model[s.job[k]];
+    }
+  }
+  void aggregate(const sch::step& s, std::span<const double> values) {
+    for (std::size_t k = 0; k < s.job.size(); ++k) model[s.job[k]] = values[k];
+  }
+  bool progress(sch::context&) {
+    ++rotations;
+    return true;
+  }
+};
+
+struct weighted_program : counting_program {
+  using counting_program::counting_program;
+  [[nodiscard]] double weight(sch::parameter a) const { return static_cast<double>((a * 7) % 5); }
+};
+
+TEST_CASE("the static engine rotates every block through every member and completes the replicas") {
+  for (bool macro : {true, false})
+    for (std::size_t p : {1u, 3u, 4u}) {
+      const std::size_t m = 10, rounds = 2;
+      std::vector<std::vector<double>> models(p);
+      std::vector<std::vector<std::pair<std::uint64_t, std::size_t>>> blocks(p);
+      std::vector<std::size_t> rotations(p);
+      run(p, [&](auto& comm) {
+        counting_program prog(m);
+        const auto stats = sch::run(comm, prog, sch::static_rotation{.macro_sync = macro}, rounds * p);
+        models[comm.rank()] = prog.model;
+        blocks[comm.rank()] = prog.blocks;
+        rotations[comm.rank()] = prog.rotations;
+        (void)stats;
+      });
+      INFO("P = " << p << (macro ? " macro" : " micro"));
+      // every parameter got sum over members of (position + 1) per rotation
+      const double per_rotation = static_cast<double>(p * (p + 1) / 2);
+      for (std::size_t q = 0; q < p; ++q) {
+        CHECK(rotations[q] == rounds);
+        for (double v : models[q]) CHECK(v == per_rotation * rounds);
+        std::vector<std::set<std::size_t>> per(rounds);
+        REQUIRE(blocks[q].size() == rounds * p);
+        for (const auto& [t, first] : blocks[q]) per[t / p].insert(first);
+        for (const auto& s : per) CHECK(s.size() == p);
+      }
+    }
+}
+
+TEST_CASE("the static engine ends with complete replicas after a partial rotation") {
+  const std::size_t p = 3, m = 8;
+  std::vector<std::vector<double>> models(p);
+  run(p, [&](auto& comm) {
+    counting_program prog(m);
+    (void)sch::run(comm, prog, sch::static_rotation{}, 4);  // one rotation and one iteration
+    models[comm.rank()] = prog.model;
+  });
+  for (std::size_t q = 1; q < p; ++q) CHECK(models[q] == models[0]);
+  // block b's parameters were updated in iteration 3 by the member at (b + 3) mod 3 = b
+  for (std::size_t b = 0; b < p; ++b) {
+    const auto [first, last] = sch::rotation_block(m, p, b);
+    for (std::size_t a = first; a < last; ++a) CHECK(models[0][a] == 6.0 + static_cast<double>(b + 1));
+  }
+}
+
+TEST_CASE("the static engine dispatches the heaviest parameters first") {
+  const std::size_t p = 2, m = 12;
+  std::vector<std::vector<std::vector<sch::parameter>>> orders(p);
+  std::vector<std::vector<double>> models(p);
+  run(p, [&](auto& comm) {
+    weighted_program prog(m);
+    (void)sch::run(comm, prog, sch::static_rotation{}, 2);
+    orders[comm.rank()] = prog.orders;
+    models[comm.rank()] = prog.model;
+  });
+  weighted_program w(m);
+  for (const auto& per : orders)
+    for (const auto& order : per) {
+      REQUIRE(!order.empty());
+      for (std::size_t k = 1; k < order.size(); ++k) CHECK(w.weight(order[k - 1]) >= w.weight(order[k]));
+    }
+  CHECK(models[0] == models[1]);
+  for (double v : models[0]) CHECK(v == 3.0);
+
+  // Several executor threads per member: same result.
+  std::vector<std::vector<double>> threaded(p);
+  run(p, [&](auto& comm) {
+    weighted_program prog(m);
+    (void)sch::run(comm, prog, sch::static_rotation{.executors = 3}, 2);
+    threaded[comm.rank()] = prog.model;
+  });
+  CHECK(threaded[0] == models[0]);
+  CHECK(threaded[1] == models[0]);
+}
+
+// A dynamic program with integer arithmetic (exact in any order): the
+// schedule picks 3 of m parameters from the shared random stream and the
+// model; member q's partial for a is (q + 1) * (model[a] mod 7 + 1); the
+// aggregate adds total mod 1000 to model[a].
+struct toy {
+  std::size_t m = 16;
+  std::vector<double> model = std::vector<double>(16, 0.0);
+  std::size_t member = 0;
+  std::vector<sch::job> jobs;
+  std::vector<std::size_t> in_flight_sizes;
+
+  static sch::job pick(const sch::context& ctx, const std::vector<double>& model) {
+    auto g = ctx.random();
+    sch::job j;
+    while (j.size() < 3) {
+      auto a = static_cast<sch::parameter>(g() % model.size());
+      a = static_cast<sch::parameter>((a + static_cast<std::size_t>(model[a])) % model.size());
+      if (std::find(j.begin(), j.end(), a) == j.end()) j.push_back(a);
+    }
+    return j;
+  }
+  static double partial(std::size_t q, double v) {
+    return static_cast<double>(q + 1) * static_cast<double>(static_cast<std::int64_t>(v) % 7 + 1);
+  }
+  static double apply(double v, double total) {
+    return v + static_cast<double>(static_cast<std::int64_t>(total) % 1000);
+  }
+
+  sch::job schedule(sch::context& ctx) {
+    in_flight_sizes.push_back(ctx.in_flight().size());
+    jobs.push_back(pick(ctx, model));
+    return jobs.back();
+  }
+  void update(const sch::step& s, std::span<double> out) {
+    for (std::size_t k = 0; k < s.job.size(); ++k) out[k] = partial(s.member, model[s.job[k]]);
+  }
+  void aggregate(const sch::step& s, std::span<const double> total) {
+    for (std::size_t k = 0; k < s.job.size(); ++k) model[s.job[k]] = apply(model[s.job[k]], total[k]);
+  }
+};
+
+// Eq. 3 by hand, one thread: iteration t is scheduled and computed on the
+// model holding the results of iterations up to t - depth.
+std::vector<double> serial_eq3(std::size_t p, std::size_t depth, std::uint64_t iterations,
+                               std::uint64_t seed) {
+  std::vector<double> model(16, 0.0);
+  struct flight {
+    sch::job j;
+    std::vector<double> total;
+  };
+  std::deque<flight> pending;
+  sch::context ctx(seed, p, 0, 0, [](std::span<double>) {});
+  auto apply_front = [&] {
+    const auto& f = pending.front();
+    for (std::size_t k = 0; k < f.j.size(); ++k) model[f.j[k]] = toy::apply(model[f.j[k]], f.total[k]);
+    pending.pop_front();
+  };
+  for (std::uint64_t t = 0; t < iterations; ++t) {
+    ctx.set_iteration(t);
+    flight f{toy::pick(ctx, model), {}};
+    for (auto a : f.j) {
+      double sum = 0;
+      for (std::size_t q = 0; q < p; ++q) sum += toy::partial(q, model[a]);
+      f.total.push_back(sum);
+    }
+    pending.push_back(std::move(f));
+    while (pending.size() >= depth) apply_front();
+  }
+  while (!pending.empty()) apply_front();
+  return model;
+}
+
+TEST_CASE("the dynamic engine at depth 1 equals the serial order, and at depth s applies Eq. 3") {
+  const std::uint64_t iterations = 40, seed = 11;
+  for (std::size_t depth : {1u, 2u, 3u, 4u})
+    for (std::size_t p : {1u, 3u, 4u}) {
+      std::vector<std::vector<double>> models(p);
+      std::vector<std::vector<sch::job>> jobs(p);
+      std::vector<std::vector<std::size_t>> flying(p);
+      std::vector<sch::run_stats> stats(p);
+      run(p, [&](auto& comm) {
+        toy prog;
+        stats[comm.rank()] = sch::run(comm, prog, sch::dynamic{.depth = depth, .seed = seed}, iterations);
+        models[comm.rank()] = prog.model;
+        jobs[comm.rank()] = prog.jobs;
+        flying[comm.rank()] = prog.in_flight_sizes;
+      });
+      INFO("depth " << depth << ", " << p << " members");
+      const auto expected = serial_eq3(p, depth, iterations, seed);
+      for (std::size_t q = 0; q < p; ++q) {
+        CHECK(models[q] == expected);
+        CHECK(jobs[q] == jobs[0]);
+        CHECK(stats[q].iterations == iterations);
+        CHECK(stats[q].updates == 3 * iterations);
+        REQUIRE(flying[q].size() == iterations);
+        for (std::uint64_t t = 0; t < iterations; ++t)
+          CHECK(flying[q][t] == std::min<std::size_t>(depth - 1, t));
+      }
+    }
+}
+
+TEST_CASE("exact_sum gives every member the same bits") {
+  const std::size_t p = 5;
+  std::vector<std::vector<double>> sums(p);
+  run(p, [&](auto& comm) {
+    sch::exact_sum<double, std::remove_cvref_t<decltype(comm)>> sum(comm, 4, 8);
+    std::vector<double> v(21);
+    for (std::size_t i = 0; i < v.size(); ++i)
+      v[i] = 0.1 * static_cast<double>(comm.rank() + 1) / static_cast<double>(i + 3);
+    sum(v);  // in pieces of 8, after growing from 4
+    sums[comm.rank()] = v;
+  });
+  for (std::size_t q = 1; q < p; ++q) CHECK(sums[q] == sums[0]);
+  for (std::size_t i = 0; i < sums[0].size(); ++i) {
+    double expect = 0;
+    for (std::size_t q = 0; q < p; ++q)
+      expect += 0.1 * static_cast<double>(q + 1) / static_cast<double>(i + 3);
+    CHECK(sums[0][i] == expect);  // ascending member order, as added here
+  }
+}
+
+TEST_CASE("the engines refuse bad settings with clear errors") {
+  CHECK_THROWS_WITH(sch::dynamic{.depth = 0}.validate(),
+                    Catch::Contains("pipeline depth must be 1..64, got 0"));
+  CHECK_THROWS_WITH(sch::dynamic{.depth = 65}.validate(), Catch::Contains("pipeline depth must be 1..64"));
+  CHECK_THROWS_WITH(sch::static_rotation{.executors = 0}.validate(),
+                    Catch::Contains("executors must be 1..256"));
+  CHECK_THROWS_WITH(run(2,
+                        [](auto& comm) {
+                          toy prog;
+                          (void)sch::run(comm, prog, sch::dynamic{.depth = 0}, 3);
+                        }),
+                    Catch::Contains("pipeline depth must be 1..64"));
+  CHECK_THROWS_WITH(run(2,
+                        [](auto& comm) {
+                          counting_program prog(0);
+                          (void)sch::run(comm, prog, sch::static_rotation{}, 3);
+                        }),
+                    Catch::Contains("the program has no parameters"));
+  CHECK_THROWS_WITH(
+      run(1, [](auto& comm) { sch::exact_sum<double, std::remove_cvref_t<decltype(comm)>> s(comm, 0); }),
+      Catch::Contains("needs 1 <= initial"));
+}
+
+}  // namespace

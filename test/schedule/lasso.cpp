@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: BSL-1.0
+// The Lasso program of examples/lasso against serial coordinate descent
+// run to convergence: the same objective (within 1e-4 relative) and the
+// same support; and its errors.
+#include <dml/comm/inproc.hpp>
+#include <dml/schedule.hpp>
+
+#include <catch2/catch.hpp>
+
+#include "lasso/lasso.hpp"
+
+#include <cmath>
+#include <cstddef>
+#include <vector>
+
+namespace {
+
+namespace sch = dml::schedule;
+using dml::comm::inproc::run;
+
+lasso::generated test_data() {
+  lasso::generator_settings g;
+  g.rows = 600;
+  g.features = 200;
+  g.block = 10;
+  g.support = 15;
+  g.rho = 0.7;
+  g.density = 0.2;
+  g.noise = 0.3;
+  g.seed = 21;
+  return lasso::generate(g);
+}
+
+std::vector<std::size_t> support(const std::vector<double>& b) {
+  std::vector<std::size_t> s;
+  for (std::size_t a = 0; a < b.size(); ++a)
+    if (b[a] != 0) s.push_back(a);
+  return s;
+}
+
+TEST_CASE("the serial reference converges and its planted columns survive") {
+  const auto data = test_data();
+  const double lambda = 0.05 * lasso::lambda_max(data.data);
+  const auto ref = lasso::serial_cd(data.data, lambda);
+  CHECK(ref.sweeps < 100000);
+  CHECK(ref.objective < lasso::objective(data.data, std::vector<double>(200, 0.0), lambda));
+  std::size_t found = 0;
+  for (std::size_t a = 0; a < 200; ++a)
+    if (data.truth[a] != 0 && ref.beta[a] != 0) ++found;
+  CHECK(found >= 12);  // of 15
+}
+
+TEST_CASE("Lasso with every schedule matches serial coordinate descent") {
+  const auto data = test_data();
+  const double lambda = 0.05 * lasso::lambda_max(data.data);
+  const auto ref = lasso::serial_cd(data.data, lambda);
+  struct setup {
+    lasso::schedule_kind kind;
+    std::size_t ranks, depth, set_size;
+  };
+  for (const auto& c :
+       {setup{lasso::schedule_kind::smp, 4, 1, 8}, setup{lasso::schedule_kind::smp, 3, 3, 8},
+        setup{lasso::schedule_kind::priority, 2, 1, 4}, setup{lasso::schedule_kind::random, 4, 2, 2}}) {
+    std::vector<std::vector<double>> betas(c.ranks);
+    std::vector<double> objectives(c.ranks);
+    run(c.ranks, [&](auto& comm) {
+      lasso::settings s;
+      s.lambda = lambda;
+      s.schedule = c.kind;
+      s.set_size = c.set_size;
+      s.tau = 0.3;
+      s.report_every = 1000000;
+      lasso::program prog(data.data, comm.rank(), c.ranks, s);
+      (void)sch::run(comm, prog, sch::dynamic{.depth = c.depth, .seed = 4}, 30000 / c.set_size);
+      betas[comm.rank()] = prog.beta();
+      objectives[comm.rank()] = lasso::objective(data.data, prog.beta(), lambda);
+    });
+    INFO(lasso::name(c.kind) << ", " << c.ranks << " ranks, depth " << c.depth);
+    for (std::size_t q = 1; q < c.ranks; ++q) CHECK(betas[q] == betas[0]);
+    CHECK(std::abs(objectives[0] - ref.objective) <= 1e-4 * ref.objective);
+    CHECK(support(betas[0]) == support(ref.beta));
+  }
+}
+
+TEST_CASE("the Lasso program refuses bad input with clear errors") {
+  const auto data = test_data();
+  lasso::settings s;
+  s.lambda = -1;
+  CHECK_THROWS_WITH(lasso::program(data.data, 0, 1, s),
+                    Catch::Contains("lambda must be a finite number >= 0"));
+  s.lambda = 1;
+  CHECK_THROWS_WITH(lasso::program(lasso::dataset{}, 0, 1, s), Catch::Contains("the data set has no rows"));
+  s.tau = 2;
+  CHECK_THROWS_WITH(lasso::program(data.data, 0, 1, s), Catch::Contains("tau must be in [0, 1]"));
+  lasso::generator_settings g;
+  g.rho = 1;
+  CHECK_THROWS_WITH(lasso::generate(g), Catch::Contains("rho must be in [0, 1)"));
+}
+
+}  // namespace

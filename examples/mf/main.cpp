@@ -454,6 +454,11 @@ bool parse(int argc, char** argv, settings& s) {
   trainer::check_table_settings(*app, s, s.epochs, "epoch");
   if (s.users > (std::size_t{1} << 24) || s.items > (std::size_t{1} << 24))
     throw usage_error("--users and --items: at most 2^24 each");
+  if (s.rank > std::min(s.users, s.items))
+    throw usage_error(
+        "--rank " + std::to_string(s.rank) + " is more than the matrix's " +
+        (s.users <= s.items ? "--users " + std::to_string(s.users) : "--items " + std::to_string(s.items)) +
+        " (a factorization of that rank has more unknowns than needed)");
   if (static_cast<double>(s.users) * static_cast<double>(s.items) * s.density > 1e8)
     throw usage_error("--users x --items x --density is more than 10^8 ratings");
   if (s.serial && s.transport != "inproc")

@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: BSL-1.0
-# Runs a table application (dml-mf, dml-lda) for ctest and checks one value
-# of its 'final:' line: exit code EXPECT_EXIT (default 0), nothing on stderr,
-# stdout matching STDOUT_REGEX if given, and 'final: ... KEY=<value>' with
-# the value below BELOW and above ABOVE where given (compared as real
-# numbers by if(LESS) / if(GREATER)).
-#   cmake -DTOOL=<exe> -DARGS=<a|b|c> -DKEY=<name> [-DBELOW=<x>] [-DABOVE=<x>] [-DSTDOUT_REGEX=<regex>]
-#         -P final_value.cmake
+# Runs a table application (dml-mf, dml-lda) for ctest and checks values of
+# its 'final:' line: exit code 0, nothing on stderr, stdout matching
+# STDOUT_REGEX if given, and for every check 'key<x' or 'key>x' a field
+# 'key=<value>' on the 'final:' line below or above x (compared as real
+# numbers by if(LESS) / if(GREATER)). With RISES and INITIAL_REGEX (one
+# capture group: the value before training), the final value of the key
+# RISES names must be above the captured one.
+#   cmake -DTOOL=<exe> -DARGS=<a|b|c> -DCHECKS=<key<x|key>x> [-DSTDOUT_REGEX=<regex>]
+#         [-DRISES=<key> -DINITIAL_REGEX=<regex>] -P final_value.cmake
 string(REPLACE "|" ";" args "${ARGS}")
 execute_process(COMMAND "${TOOL}" ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("exit code: ${rc}\n--- stdout ---\n${out}--- stderr ---\n${err}--------------")
@@ -18,14 +20,40 @@ endif()
 if(NOT "${STDOUT_REGEX}" STREQUAL "" AND NOT out MATCHES "${STDOUT_REGEX}")
   message(FATAL_ERROR "stdout does not match: ${STDOUT_REGEX}")
 endif()
-if(NOT out MATCHES "\nfinal: [^\n]*${KEY}=([-+.0-9e]+)")
-  message(FATAL_ERROR "no 'final:' line with ${KEY}=")
+if(NOT out MATCHES "\nfinal: ([^\n]*)")
+  message(FATAL_ERROR "no 'final:' line")
 endif()
-set(value "${CMAKE_MATCH_1}")
-if(NOT "${BELOW}" STREQUAL "" AND NOT value LESS BELOW)
-  message(FATAL_ERROR "final ${KEY} ${value} is not below ${BELOW}")
+set(final " ${CMAKE_MATCH_1}")
+function(final_field key out)
+  if(NOT final MATCHES " ${key}=([-+.0-9e]+)")
+    message(FATAL_ERROR "no ${key}= on the 'final:' line")
+  endif()
+  set(${out} "${CMAKE_MATCH_1}" PARENT_SCOPE)
+endfunction()
+string(REPLACE "|" ";" checks "${CHECKS}")
+foreach(check IN LISTS checks)
+  if(NOT check MATCHES "^([a-z_]+)([<>])(.+)$")
+    message(FATAL_ERROR "malformed check '${check}'")
+  endif()
+  set(key "${CMAKE_MATCH_1}")
+  set(op "${CMAKE_MATCH_2}")
+  set(bound "${CMAKE_MATCH_3}")
+  final_field(${key} value)
+  if(op STREQUAL "<" AND NOT value LESS bound)
+    message(FATAL_ERROR "final ${key} ${value} is not below ${bound}")
+  elseif(op STREQUAL ">" AND NOT value GREATER bound)
+    message(FATAL_ERROR "final ${key} ${value} is not above ${bound}")
+  endif()
+  message("final ${key} ${value} ${op} ${bound}: yes")
+endforeach()
+if(NOT "${RISES}" STREQUAL "")
+  if(NOT out MATCHES "${INITIAL_REGEX}")
+    message(FATAL_ERROR "no initial value: ${INITIAL_REGEX}")
+  endif()
+  set(initial "${CMAKE_MATCH_1}")
+  final_field(${RISES} value)
+  if(NOT value GREATER initial)
+    message(FATAL_ERROR "${RISES} went from ${initial} to ${value}; expected a rise")
+  endif()
+  message("${RISES} rose from ${initial} to ${value}")
 endif()
-if(NOT "${ABOVE}" STREQUAL "" AND NOT value GREATER ABOVE)
-  message(FATAL_ERROR "final ${KEY} ${value} is not above ${ABOVE}")
-endif()
-message("final ${KEY} ${value}: within (${ABOVE}, ${BELOW})")

@@ -40,7 +40,7 @@
 //
 // Failures: the table withdraws a dead member's counts, its documents leave
 // the model (their rows become zero), and the survivors go on sampling
-// theirs. Not tested with killed members (dml-mf is).
+// theirs (ctest stops a member in sweep 10).
 #include <dml/error.hpp>
 #include <dml/io.hpp>
 #include <dml/table.hpp>

@@ -263,26 +263,32 @@ outcome table_mf(trainer::launcher& launch, const settings& s, const problem& da
     };
 
     // After an epoch: statistics in, sync, the leader evaluates, sync.
+    // The leader reads the whole model and prints the epoch's line.
+    auto evaluate = [&](std::size_t epoch) {
+      trainer::print_view_changes(comm, changes_printed);
+      std::vector<double> model(model_rows * k);
+      for (std::size_t r = 0; r < model_rows; ++r) {
+        const auto row = t.read(r);
+        std::copy(row.begin(), row.end(), model.begin() + static_cast<std::ptrdiff_t>(r * k));
+      }
+      const auto [test, truth] = rmse(model, s, data.test);
+      result.last = {epoch, seconds, rmse(model, s, data.train).first, test, truth};
+      print_epoch(result.last, trainer::describe(stats.read(t)));
+      if (epoch == s.epochs) {
+        result.model = std::move(model);
+        result.done = true;
+      }
+    };
     auto report = [&](std::size_t epoch, clock::time_point start) {
       stats.add(t);
       t.sync();
       seconds += std::chrono::duration<double>(clock::now() - start).count();
-      if (dml::io::leader(comm)) {
-        trainer::print_view_changes(comm, changes_printed);
-        std::vector<double> model(model_rows * k);
-        for (std::size_t r = 0; r < model_rows; ++r) {
-          const auto row = t.read(r);
-          std::copy(row.begin(), row.end(), model.begin() + static_cast<std::ptrdiff_t>(r * k));
-        }
-        const auto [test, truth] = rmse(model, s, data.test);
-        result.last = {epoch, seconds, rmse(model, s, data.train).first, test, truth};
-        print_epoch(result.last, trainer::describe(stats.read(t)));
-        if (epoch == s.epochs) {
-          result.model = std::move(model);
-          result.done = true;
-        }
-      }
+      const bool leading = dml::io::leader(comm);
+      if (leading) evaluate(epoch);
       t.sync();  // nobody changes the model while the leader reads it
+      // The leader failed during the report: its successor reports (the
+      // epoch's line may appear twice, if it printed before it failed).
+      if (!leading && dml::io::leader(comm)) evaluate(epoch);
     };
 
     auto start = clock::now();
@@ -304,6 +310,7 @@ outcome table_mf(trainer::launcher& launch, const settings& s, const problem& da
       train_epoch(epoch, false);
       report(epoch, start);
     }
+    t.sync();  // nobody leaves while a successor of a failed leader reads the model
   });
   return result;
 }

@@ -13,7 +13,8 @@ kills the victim then:
           victim's process gets SIGKILL from outside.
 Every run must end in one of these ways:
   survived  every survivor exits 0 and the run prints its 'final:' line
-            with a quality within --tolerance of the undisturbed run;
+            with a quality within --tolerance of the undisturbed run (below
+            it for an accuracy, above it for an rmse or loss);
   error     every survivor that did not finish exits non-zero within
             2x the heartbeat timeout of the kill (plus --slack), and some
             message names the dead member;
@@ -46,6 +47,9 @@ import threading
 import time
 
 FINAL = re.compile(r"^final: (\w+)=([0-9.]+)", re.M)
+# Final values for which lower is better (dml-mf prints rmse=...); the
+# tolerance then bounds how far above the undisturbed run a survivor may end.
+LOWER_IS_BETTER = {"rmse", "loss", "mse", "error"}
 
 
 def parse_args():
@@ -67,7 +71,8 @@ def parse_args():
                    help="seconds allowed on top of 2x the heartbeat timeout "
                         "(process exit, MPI teardown)")
     p.add_argument("--tolerance", type=float, default=0.03,
-                   help="how far below the undisturbed quality a survived run may end")
+                   help="how far below the undisturbed quality a survived run may end (above, for "
+                        "an rmse or loss)")
     p.add_argument("--hang-factor", type=float, default=3.0,
                    help="a run longer than this times T plus 30 s is a hang")
     p.add_argument("--within", type=float, default=None, metavar="SECONDS",
@@ -224,6 +229,11 @@ class Run:
         m = FINAL.findall(self.output)
         return float(m[-1][1]) if m else None
 
+    def lower_is_better(self):
+        """Whether the final line's first value is an error (rmse, loss), not an accuracy."""
+        m = FINAL.findall(self.output)
+        return bool(m) and m[-1][0] in LOWER_IS_BETTER
+
 
 def classify(a, run, reference):
     """(outcome, detail): outcome is survived, error, no-kill or a failure."""
@@ -244,7 +254,10 @@ def classify(a, run, reference):
     if all(s == 0 for s in statuses):
         if q is None:
             return "LIE", "exit status 0 without a final line"
-        if q < reference - a.tolerance:
+        if run.lower_is_better():
+            if q > reference + a.tolerance:
+                return "LIE", f"exit status 0 with {q:.4f} > {reference + a.tolerance:.4f} (lower is better)"
+        elif q < reference - a.tolerance:
             return "LIE", f"exit status 0 with quality {q:.4f} < {reference - a.tolerance:.4f}"
         detail = f"quality {q:.4f}"
         finals = len(FINAL.findall(run.output))

@@ -1,0 +1,576 @@
+// SPDX-License-Identifier: BSL-1.0
+// dml-lda: latent Dirichlet allocation by collapsed Gibbs sampling on a dml
+// parameter table of 32-bit counts, over in-process ranks or MPI
+// processes, on a corpus generated from the LDA model with planted topics.
+//
+// The corpus: K planted topics, each a distribution over V words drawn from
+// a symmetric Dirichlet(--topic-prior); every document draws its topic
+// mixture from Dirichlet(--doc-prior) and each of its --length tokens a
+// topic from the mixture and a word from that topic.
+//
+// The sampler (Griffiths and Steyvers; IterStore's LDA, Cui §2.4.3,
+// Algorithm 2): every token has a topic z; n_wk counts the tokens of word w
+// with topic k, n_k all tokens of topic k, n_dk those of document d. A step
+// takes one token out of the counts and draws its topic again from
+//
+//     p(k) ∝ (n_dk + alpha) (n_wk + beta) / (n_k + V beta)
+//
+// and puts it back. On a table of int32 rows of K counts: the word rows
+// (n_wk), one row of topic totals (n_k), the document rows (n_dk), and six
+// rows of statistics. Updates are integer deltas (-1 for the old topic, +1
+// for the new). Documents are split among the members once, at the start,
+// so that document d goes to the member the table first puts its row on
+// (its reads and updates of n_dk stay local), and a member keeps its
+// tokens' topics in local memory. A member reads a word's row before each
+// of its tokens, the totals once per document (its own changes are added
+// locally meanwhile; a table read includes them as well), and ends a clock
+// after every 1/--clocks of its documents. Its own changes are visible to
+// it at once; the other members' arrive as the policy bounds them (under
+// bsp all of the previous clocks). Each member's counts are those of its own
+// tokens at every clock, so a read never shows a negative count.
+//
+// After every sweep the members sync() (collective: afterwards every read
+// includes every count), each adds its share of log p(w, z) -- computed
+// from the rows it owns, without fetching -- and its table statistics to a
+// few extra rows, and they sync() again; the leader reads those rows and
+// prints log p(w, z) per token. (A leader reading every row would pay a
+// round trip per row over the two-sided transport.) At the end the leader
+// reads the word rows and compares the learned topics with the planted
+// ones by their top words.
+//
+// Failures: the table withdraws a dead member's counts, its documents leave
+// the model (their rows become zero), and the survivors go on sampling
+// theirs (ctest stops a member in sweep 10).
+#include <dml/error.hpp>
+#include <dml/io.hpp>
+#include <dml/table.hpp>
+
+#include "../common/cli.hpp"
+#include "../common/launcher.hpp"
+#include "../common/table_app.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <numeric>
+#include <random>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using trainer::usage_error;
+using count = std::int32_t;
+
+struct settings : trainer::table_settings {
+  std::size_t topics = 10, vocabulary = 1000, documents = 1000, length = 100, iterations = 50, clocks = 1,
+              top = 10;
+  double alpha = 0.1, beta = 0.01, topic_prior = 0.05, doc_prior = 0.1;
+  std::uint64_t seed = 1;
+  bool virtual_iteration = false;
+};
+
+// ---- the corpus -------------------------------------------------------------------------------
+
+struct corpus {
+  std::vector<std::vector<double>> topics;  // planted: K distributions over V words
+  std::vector<std::uint32_t> first;         // document d's tokens: words[first[d] .. first[d + 1])
+  std::vector<std::uint32_t> words;
+  [[nodiscard]] std::size_t documents() const { return first.size() - 1; }
+};
+
+/// Draws from a symmetric Dirichlet(a) of n components.
+std::vector<double> dirichlet(std::mt19937_64& rng, std::size_t n, double a) {
+  std::gamma_distribution<double> g(a, 1.0);
+  std::vector<double> x(n);
+  double sum = 0;
+  for (double& v : x) sum += v = g(rng);
+  if (sum <= 0) {  // every draw underflowed (tiny a): all mass on one component
+    x.assign(n, 0.0);
+    x[std::uniform_int_distribution<std::size_t>(0, n - 1)(rng)] = 1;
+    return x;
+  }
+  for (double& v : x) v /= sum;
+  return x;
+}
+
+/// An index drawn from the weights w (summing to `total`).
+std::size_t draw(std::mt19937_64& rng, const std::vector<double>& w, double total) {
+  double u = std::uniform_real_distribution<double>(0.0, total)(rng);
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    u -= w[i];
+    if (u < 0) return i;
+  }
+  return w.size() - 1;
+}
+
+corpus generate(const settings& s) {
+  std::mt19937_64 rng(s.seed);
+  corpus c;
+  for (std::size_t k = 0; k < s.topics; ++k) c.topics.push_back(dirichlet(rng, s.vocabulary, s.topic_prior));
+  c.first.push_back(0);
+  std::vector<double> cumulative(s.vocabulary);
+  for (std::size_t d = 0; d < s.documents; ++d) {
+    const std::vector<double> mix = dirichlet(rng, s.topics, s.doc_prior);
+    for (std::size_t j = 0; j < s.length; ++j) {
+      const std::size_t k = draw(rng, mix, 1.0);
+      c.words.push_back(static_cast<std::uint32_t>(draw(rng, c.topics[k], 1.0)));
+    }
+    c.first.push_back(static_cast<std::uint32_t>(c.words.size()));
+  }
+  return c;
+}
+
+// ---- the table's rows ----------------------------------------------------------------------------
+
+struct rows_layout {
+  std::size_t V, D;
+  [[nodiscard]] std::size_t word(std::size_t w) const { return w; }
+  [[nodiscard]] std::size_t totals() const { return V; }
+  [[nodiscard]] std::size_t doc(std::size_t d) const { return V + 1 + d; }
+  /// Two rows (element 0) summing the members' shares of log p(w, z) in
+  /// fixed point (see loglik_rows).
+  [[nodiscard]] std::size_t loglik() const { return V + 1 + D; }
+  [[nodiscard]] std::size_t stats() const { return V + 3 + D; }
+  [[nodiscard]] std::size_t rows() const { return stats() + trainer::table_stats_rows<count>::count; }
+};
+
+/// log p(w, z) of the counts (Griffiths and Steyvers), as a sum of shares
+/// that members compute from the rows they own:
+///   word w:     sum_k [lgamma(n_wk + beta) - lgamma(beta)]
+///   document d: sum_k [lgamma(n_dk + alpha) - lgamma(alpha)] + lgamma(K alpha) - lgamma(n_d + K alpha)
+///   totals:     K lgamma(V beta) - sum_k lgamma(n_k + V beta)
+/// (rows of zeros add 0, so the documents of a failed member drop out).
+double word_share(std::span<const count> n, double beta) {
+  double ll = 0;
+  for (count x : n) ll += std::lgamma(x + beta) - std::lgamma(beta);
+  return ll;
+}
+double doc_share(std::span<const count> n, double alpha) {
+  double ll = 0, total = 0;
+  for (count x : n) {
+    ll += std::lgamma(x + alpha) - std::lgamma(alpha);
+    total += x;
+  }
+  const double Ka = static_cast<double>(n.size()) * alpha;
+  return ll + std::lgamma(Ka) - std::lgamma(total + Ka);
+}
+double totals_share(std::span<const count> n, double Vbeta) {
+  double ll = 0;
+  for (count x : n) ll += std::lgamma(Vbeta) - std::lgamma(x + Vbeta);
+  return ll;
+}
+
+/// The members' shares of the log-likelihood, summed in two rows of 32-bit
+/// counts: a member writes its share in units of 1e-4 as hi * 2^20 + lo
+/// (0 <= lo < 2^20) and adds the change of hi and lo since its last share
+/// to the two rows, so the rows hold sums H and L of everyone's current
+/// shares and the total is H * 2^20 + L, exact to 1e-4 (enough for a
+/// per-token figure; 256 members' lo parts stay below 2^28).
+class loglik_rows {
+ public:
+  explicit loglik_rows(std::size_t first) : first_(first) {}
+  template <class Table>
+  void set(Table& t, double share) {
+    const auto units = static_cast<std::int64_t>(std::llround(share * 1e4));
+    const std::int64_t hi = floor_div(units, std::int64_t{1} << 20),
+                       lo = units - hi * (std::int64_t{1} << 20);
+    delta_.assign(t.row_length(), 0);
+    delta_[0] = static_cast<count>(hi - hi_);
+    t.update(first_, delta_);
+    delta_[0] = static_cast<count>(lo - lo_);
+    t.update(first_ + 1, delta_);
+    hi_ = hi;
+    lo_ = lo;
+  }
+  template <class Table>
+  double total(Table& t) const {
+    const double hi = t.read(first_)[0], lo = t.read(first_ + 1)[0];
+    return (hi * (std::int64_t{1} << 20) + lo) * 1e-4;
+  }
+
+ private:
+  static std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+  }
+  std::size_t first_;
+  std::int64_t hi_ = 0, lo_ = 0;
+  std::vector<count> delta_;
+};
+
+/// The final word-topic counts (V x K), which the leader reads at the end.
+struct counts_view {
+  std::vector<count> word_topic;
+};
+
+/// The `top` entries of `weights` (w x K, column k) with the largest values.
+std::vector<std::size_t> top_words(const std::vector<double>& column, std::size_t top) {
+  std::vector<std::size_t> ids(column.size());
+  std::iota(ids.begin(), ids.end(), std::size_t{0});
+  top = std::min(top, ids.size());
+  std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(top), ids.end(),
+                    [&](std::size_t x, std::size_t y) {
+                      return column[x] > column[y] || (column[x] == column[y] && x < y);
+                    });
+  ids.resize(top);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+struct recovery {
+  double mean = 0, least = 1;
+  std::vector<std::pair<std::size_t, std::size_t>> best;  // per planted topic: learned topic, shared words
+};
+
+/// For every planted topic, the learned topic sharing most of its top
+/// words, and how many it shares.
+recovery match_topics(const corpus& c, const counts_view& counts, const settings& s) {
+  const std::size_t K = s.topics, V = s.vocabulary, T = std::min(s.top, V);
+  std::vector<std::vector<std::size_t>> learned(K);
+  std::vector<double> column(V);
+  for (std::size_t k = 0; k < K; ++k) {
+    for (std::size_t w = 0; w < V; ++w) column[w] = counts.word_topic[w * K + k];
+    learned[k] = top_words(column, T);
+  }
+  recovery r;
+  r.mean = 0;
+  for (std::size_t p = 0; p < K; ++p) {
+    const std::vector<std::size_t> planted = top_words(c.topics[p], T);
+    std::pair<std::size_t, std::size_t> best{0, 0};
+    for (std::size_t k = 0; k < K; ++k) {
+      std::vector<std::size_t> both;
+      std::set_intersection(planted.begin(), planted.end(), learned[k].begin(), learned[k].end(),
+                            std::back_inserter(both));
+      if (both.size() > best.second) best = {k, both.size()};
+    }
+    r.best.push_back(best);
+    const double share = static_cast<double>(best.second) / static_cast<double>(T);
+    r.mean += share / static_cast<double>(K);
+    r.least = std::min(r.least, share);
+  }
+  return r;
+}
+
+// ---- on a table -----------------------------------------------------------------------------------
+
+struct outcome {
+  double loglik = 0, seconds = 0;
+  std::size_t iterations = 0;
+  counts_view counts;  // the final counts (leader)
+  bool done = false;
+};
+
+void print_iteration(std::size_t it, double seconds, double ll, const std::string& table_line) {
+  std::printf("iteration %3zu  %8.3f s  loglik %.5f  %s\n", it, seconds, ll, table_line.c_str());
+  std::fflush(stdout);
+}
+
+template <class Consistency>
+outcome table_lda(trainer::launcher& launch, const settings& s, const corpus& c) {
+  const std::size_t K = s.topics, D = c.documents();
+  const rows_layout at{s.vocabulary, D};
+  outcome result;
+  launch.run([&](auto& comm) {
+    using clock = std::chrono::steady_clock;
+    auto t = dml::make_table<count>(comm, at.rows(), K, Consistency{});
+    trainer::table_stats_rows<count> stats(at.stats());
+    // This member's documents: those whose rows the table puts on it at
+    // first (row r on the (r mod n)-th live member), fixed for the run.
+    std::vector<std::size_t> mine;
+    {
+      const auto& live = comm.view().live;
+      for (std::size_t d = 0; d < D; ++d)
+        if (live[at.doc(d) % live.size()] == comm.rank()) mine.push_back(d);
+    }
+    std::vector<std::uint32_t> z(c.words.size(), 0);
+    std::mt19937_64 rng(s.seed * 1000003 + 17 + comm.rank());
+    std::vector<count> doc(K), totals(K), word(K), delta(K), doc_delta(K), totals_delta(K);
+    std::vector<double> p(K);
+    const double Vb = static_cast<double>(s.vocabulary) * s.beta;
+
+    // Clock 0: random topics for this member's tokens, and their counts.
+    {
+      std::vector<count> word_topic(s.vocabulary * K, 0);
+      std::uniform_int_distribution<std::uint32_t> any(0, static_cast<std::uint32_t>(K - 1));
+      std::fill(totals_delta.begin(), totals_delta.end(), 0);
+      for (std::size_t d : mine) {
+        std::fill(doc_delta.begin(), doc_delta.end(), 0);
+        for (std::uint32_t j = c.first[d]; j < c.first[d + 1]; ++j) {
+          z[j] = any(rng);
+          ++word_topic[c.words[j] * K + z[j]];
+          ++doc_delta[z[j]];
+          ++totals_delta[z[j]];
+        }
+        t.update(at.doc(d), doc_delta);
+      }
+      for (std::size_t w = 0; w < s.vocabulary; ++w) {
+        const std::span<const count> row(&word_topic[w * K], K);
+        if (std::any_of(row.begin(), row.end(), [](count x) { return x != 0; })) t.update(at.word(w), row);
+      }
+      t.update(at.totals(), totals_delta);
+    }
+    t.clock();
+
+    // One sweep over this member's documents, --clocks clocks. In a virtual
+    // iteration it only reads and updates the rows a sweep touches (with
+    // zero deltas), independent of the values.
+    auto sweep = [&](std::size_t it, bool virtual_pass) {
+      for (std::size_t part = 0; part < s.clocks; ++part) {
+        if (!virtual_pass && part == s.clocks / 2 && trainer::killed_in(s, comm.rank(), it))
+          trainer::stop_member(comm);
+        const std::size_t from = mine.size() * part / s.clocks, to = mine.size() * (part + 1) / s.clocks;
+        for (std::size_t i = from; i < to; ++i) {
+          const std::size_t d = mine[i];
+          if (virtual_pass) {
+            std::fill(delta.begin(), delta.end(), 0);
+            (void)t.read(at.doc(d));
+            (void)t.read(at.totals());
+            for (std::uint32_t j = c.first[d]; j < c.first[d + 1]; ++j) {
+              (void)t.read(at.word(c.words[j]));
+              t.update(at.word(c.words[j]), delta);
+            }
+            t.update(at.doc(d), delta);
+            t.update(at.totals(), delta);
+            continue;
+          }
+          const auto rd = t.read(at.doc(d));  // valid until the next table call: copied
+          std::copy(rd.begin(), rd.end(), doc.begin());
+          const auto rt = t.read(at.totals());
+          std::copy(rt.begin(), rt.end(), totals.begin());
+          std::fill(doc_delta.begin(), doc_delta.end(), 0);
+          for (std::uint32_t j = c.first[d]; j < c.first[d + 1]; ++j) {
+            const std::uint32_t w = c.words[j], old = z[j];
+            const auto rw = t.read(at.word(w));
+            std::copy(rw.begin(), rw.end(), word.begin());
+            --doc[old];
+            --word[old];
+            --totals[old];
+            double sum = 0;
+            for (std::size_t k = 0; k < K; ++k) {
+              // Counts of others read under the bound never go below 0; max()
+              // only guards the arithmetic.
+              const double nwk = std::max<count>(word[k], 0), nk = std::max<count>(totals[k], 0);
+              sum += p[k] = (doc[k] + s.alpha) * (nwk + s.beta) / (nk + Vb);
+            }
+            const auto now = static_cast<std::uint32_t>(draw(rng, p, sum));
+            ++doc[now];
+            ++totals[now];
+            if (now == old) continue;
+            z[j] = now;
+            std::fill(delta.begin(), delta.end(), 0);
+            delta[old] = -1;
+            delta[now] = 1;
+            t.update(at.word(w), delta);
+            --doc_delta[old];
+            ++doc_delta[now];
+          }
+          if (std::any_of(doc_delta.begin(), doc_delta.end(), [](count x) { return x != 0; })) {
+            t.update(at.doc(d), doc_delta);
+            t.update(at.totals(), doc_delta);  // the totals change as the document's counts do
+          }
+        }
+        t.clock();
+      }
+    };
+    // The leader's copy of the word-topic counts (after a sync: exact).
+    auto read_words = [&] {
+      counts_view v;
+      v.word_topic.resize(s.vocabulary * K);
+      for (std::size_t w = 0; w < s.vocabulary; ++w) {
+        const auto r = t.read(at.word(w));
+        std::copy(r.begin(), r.end(), v.word_topic.begin() + static_cast<std::ptrdiff_t>(w * K));
+      }
+      return v;
+    };
+    // This member's share of log p(w, z): the word and document rows it
+    // owns (its documents' rows are its own), and the totals if it owns them.
+    auto own_share = [&] {
+      const dml::member_id me = comm.rank();
+      double ll = 0;
+      for (std::size_t w = 0; w < s.vocabulary; ++w)
+        if (t.owner(at.word(w)) == me) ll += word_share(t.read(at.word(w)), s.beta);
+      for (std::size_t d = 0; d < D; ++d)
+        if (t.owner(at.doc(d)) == me) ll += doc_share(t.read(at.doc(d)), s.alpha);
+      if (t.owner(at.totals()) == me) ll += totals_share(t.read(at.totals()), Vb);
+      return ll;
+    };
+
+    loglik_rows loglik(at.loglik());
+    std::size_t changes_printed = 0;
+    double seconds = 0;
+    // After a sweep: sync (every count final); every member adds its
+    // share of the log-likelihood and its statistics; sync; the leader
+    // reads those rows, which nobody changes before the next sweep's first
+    // sync -- which needs the leader.
+    auto report = [&](std::size_t it, clock::time_point start) {
+      t.sync();
+      seconds += std::chrono::duration<double>(clock::now() - start).count();
+      loglik.set(t, own_share());
+      stats.add(t);
+      t.sync();
+      if (dml::io::leader(comm)) {
+        trainer::print_view_changes(comm, changes_printed);
+        double tokens = 0;
+        for (count x : t.read(at.totals())) tokens += x;  // every update keeps the sum
+        const double ll = tokens > 0 ? loglik.total(t) / tokens : 0;
+        print_iteration(it, seconds, ll, trainer::describe(stats.read(t)));
+        result.loglik = ll;
+        result.seconds = seconds;
+        result.iterations = it;
+        if (it == s.iterations) {
+          result.counts = read_words();
+          result.done = true;
+        }
+      }
+    };
+
+    report(0, clock::now());
+    for (std::size_t it = 1; it <= s.iterations; ++it) {
+      const auto start = clock::now();
+      if (it == 1 && s.virtual_iteration) {
+        // IterStore's virtual iteration: one sweep's reads and updates are
+        // recorded, not made, then the table specializes to them (counted
+        // in iteration 1's time).
+        t.begin_recording(dml::recording::virtual_iteration);
+        sweep(it, true);
+        t.end_recording();
+      }
+      sweep(it, false);
+      report(it, start);
+    }
+    t.sync();  // nobody leaves while the leader reads the final counts
+  });
+  return result;
+}
+
+outcome table_lda(trainer::launcher& launch, const settings& s, const corpus& c) {
+  return trainer::with_table_consistency(
+      s, [&](auto policy) { return table_lda<decltype(policy)>(launch, s, c); });
+}
+
+// ---- command line -------------------------------------------------------------------------------
+
+constexpr const char* description =
+    R"(Latent Dirichlet allocation by collapsed Gibbs sampling on a dml parameter
+table: the word-topic counts, the topic totals and the document-topic counts
+are int32 rows of the table, every rank samples the topics of its documents'
+tokens and adds the changes as integer deltas. The corpus is generated from
+the LDA model: --topics planted topics over --vocabulary words (Dirichlet
+--topic-prior), --documents documents of --length tokens with topic mixtures
+from Dirichlet --doc-prior.)";
+
+constexpr const char* footer =
+    R"(Prints one line per iteration (log p(w, z) per token, the table's statistics
+summed over the ranks), how each planted topic's top words are found in the
+learned topics, and finally 'final: loglik=<per token> seconds=<s>
+recovery=<mean share of top words> least=<smallest share> iterations=<n>'.
+Bad arguments exit with 2, other errors with 1.)";
+
+bool parse(int argc, char** argv, settings& s) {
+  const auto app = cli::app("dml-lda", description, footer);
+  trainer::add_table_options(*app, s, "dml-lda", "iteration");
+  auto range = [](std::size_t lo, std::size_t hi, const std::string& what) {
+    return cli::number_where<std::size_t>(
+        [lo, hi](std::size_t v) { return v >= lo && v <= hi; },
+        "needs " + std::to_string(lo) + " .. " + std::to_string(hi) + " " + what);
+  };
+  app->add_option("--topics", s.topics, "planted and learned topics, default 10")
+      ->option_text("K")
+      ->check(range(2, 1000, "topics"));
+  app->add_option("--vocabulary", s.vocabulary, "distinct words, default 1000")
+      ->option_text("V")
+      ->check(range(2, 10000000, "words"));
+  app->add_option("--documents", s.documents, "documents, default 1000")
+      ->option_text("D")
+      ->check(range(1, 10000000, "documents"));
+  app->add_option("--length", s.length, "tokens per document, default 100")
+      ->option_text("N")
+      ->check(range(1, 100000, "tokens"));
+  app->add_option("--iterations", s.iterations, "Gibbs sweeps over the corpus, default 50")
+      ->option_text("N")
+      ->check(range(1, 100000, "iterations"));
+  app->add_option("--clocks", s.clocks,
+                  "clocks per iteration (each rank's documents in as\nmany parts), default 1")
+      ->option_text("N")
+      ->check(range(1, 100000, "clocks"));
+  app->add_option("--alpha", s.alpha, "the sampler's document-topic prior, default 0.1")
+      ->option_text("X")
+      ->check(cli::positive_number<double>());
+  app->add_option("--beta", s.beta, "the sampler's topic-word prior, default 0.01")
+      ->option_text("X")
+      ->check(cli::positive_number<double>());
+  app->add_option("--topic-prior", s.topic_prior, "Dirichlet parameter of the planted topics, default 0.05")
+      ->option_text("X")
+      ->check(cli::positive_number<double>());
+  app->add_option("--doc-prior", s.doc_prior, "Dirichlet parameter of the documents' mixtures,\ndefault 0.1")
+      ->option_text("X")
+      ->check(cli::positive_number<double>());
+  app->add_option("--top", s.top, "top words compared per topic, default 10")
+      ->option_text("N")
+      ->check(range(1, 1000, "words"));
+  app->add_option("--seed", s.seed, "corpus and sampling seed, default 1")
+      ->option_text("N")
+      ->check(cli::whole_number<std::uint64_t>(0));
+  app->add_flag("--virtual-iteration", s.virtual_iteration,
+                "record one sweep's accesses in a virtual iteration and\nspecialize the table to them");
+  if (!cli::parse(*app, argc, argv)) return false;
+  trainer::check_table_settings(*app, s, s.iterations, "iteration");
+  if (static_cast<double>(s.documents) * static_cast<double>(s.length) > 1e8)
+    throw usage_error("--documents x --length is more than 10^8 tokens");
+  if (static_cast<double>(s.vocabulary) * static_cast<double>(s.topics) > 1e8)
+    throw usage_error("--vocabulary x --topics is more than 10^8 counts");
+  if (s.top > s.vocabulary)
+    throw usage_error("--top " + std::to_string(s.top) + " is more than the --vocabulary of " +
+                      std::to_string(s.vocabulary) + " words");
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  settings s;
+  try {
+    if (!parse(argc, argv, s)) return 0;  // --help
+  } catch (const usage_error& e) {
+    std::fprintf(stderr, "dml-lda: %s (see --help)\n", e.what());
+    return 2;
+  }
+  try {
+    trainer::launcher launch = trainer::table_launcher(s, argc, argv);  // starts MPI for mpi_rma / mpi
+    if (s.ranks * s.clocks > s.documents)
+      throw usage_error(std::to_string(s.documents) + " documents are too few for " +
+                        std::to_string(s.ranks) + " ranks with " + std::to_string(s.clocks) +
+                        " clocks per iteration");
+    const corpus c = generate(s);
+    if (launch.leader())
+      std::printf(
+          "dml-lda: %zu documents, %zu tokens, %zu words, %zu planted topics; %zu ranks, %s, consistency %s, "
+          "%zu "
+          "iterations, %zu clocks per iteration, alpha %g, beta %g\n",
+          c.documents(), c.words.size(), s.vocabulary, s.topics, s.ranks, s.transport.c_str(),
+          trainer::consistency_name(s).c_str(), s.iterations, s.clocks, s.alpha, s.beta);
+    const outcome r = table_lda(launch, s, c);
+    if (!launch.leader()) return 0;
+    if (!r.done) throw std::runtime_error("the run did not complete: no member finished the last iteration");
+    const recovery rec = match_topics(c, r.counts, s);
+    const std::size_t T = std::min(s.top, s.vocabulary);
+    for (std::size_t p = 0; p < rec.best.size(); ++p)
+      std::printf("topic %zu: best match learned topic %zu, %zu of its %zu top words\n", p, rec.best[p].first,
+                  rec.best[p].second, T);
+    std::printf("final: loglik=%.5f seconds=%.3f recovery=%.3f least=%.3f iterations=%zu\n", r.loglik,
+                r.seconds, rec.mean, rec.least, r.iterations);
+    std::fflush(stdout);
+  } catch (const usage_error& e) {
+    std::fprintf(stderr, "dml-lda: %s (see --help)\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dml-lda: %s\n", e.what());
+    return 1;
+  }
+}

@@ -3,7 +3,11 @@
 # the same loss: the 'final:' lines' loss values may differ by at most
 # REL_TOL relative. Used to show that a trainer under mpiexec computes what
 # it computes with in-process ranks.
-#   cmake -DFIRST=<a|b|c> -DSECOND=<a|b|c> -DREL_TOL=<decimal> -P compare_runs.cmake
+#   cmake -DFIRST=<a|b|c> -DSECOND=<a|b|c> -DREL_TOL=<decimal> [-DKEY=<name>] -P compare_runs.cmake
+# KEY: the 'final:' line's field compared (default loss; dml-lasso: objective).
+if(NOT KEY)
+  set(KEY loss)
+endif()
 foreach(which IN ITEMS FIRST SECOND)
   string(REPLACE "|" ";" command "${${which}}")
   execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -11,8 +15,8 @@ foreach(which IN ITEMS FIRST SECOND)
   if(NOT rc STREQUAL "0")
     message(FATAL_ERROR "exit code ${rc}, expected 0")
   endif()
-  if(NOT out MATCHES "\nfinal: [^\n]*loss=([0-9.]+)")
-    message(FATAL_ERROR "no 'final:' line with a loss")
+  if(NOT out MATCHES "\nfinal: [^\n]*${KEY}=([0-9.]+)[ \n]")
+    message(FATAL_ERROR "no 'final:' line with a plain decimal ${KEY}")
   endif()
   set(loss_${which} "${CMAKE_MATCH_1}")
 endforeach()

@@ -39,14 +39,16 @@ function(dml_trainer_test target name)
 endfunction()
 
 # dml_trainer_matches_inproc(<target> TRANSPORT <mpi_rma|mpi> PROCESSES <n>
-#                            [REL_TOL <decimal>] [MPI_ARGS <arguments...>]
+#                            [REL_TOL <decimal>] [KEY <field>] [WHAT <words>] [MPI_ARGS <arguments...>]
 #                            ARGS <arguments...>)
 # One ctest test: the trainer with <n> in-process ranks, then under mpiexec
 # with <n> processes and --transport <t> (plus MPI_ARGS), must end at the
-# same loss (compare_runs.cmake; default tolerance 0.00001 relative). Needs
+# same loss (compare_runs.cmake; default tolerance 0.00001 relative; KEY
+# names another field of the 'final:' line, e.g. objective; WHAT tells
+# tests of one trainer apart in their names). Needs
 # dml::mpi.
 function(dml_trainer_matches_inproc target)
-  cmake_parse_arguments(arg "" "TRANSPORT;PROCESSES;REL_TOL" "ARGS;MPI_ARGS" ${ARGN})
+  cmake_parse_arguments(arg "" "TRANSPORT;PROCESSES;REL_TOL;KEY;WHAT" "ARGS;MPI_ARGS" ${ARGN})
   if(NOT TARGET dml::mpi OR NOT DML_EXAMPLES_WITH_MPI)
     return()
   endif()
@@ -63,9 +65,12 @@ function(dml_trainer_matches_inproc target)
     string(JOIN " " with ${arg_TRANSPORT} ${arg_MPI_ARGS})
   endif()
   set(name "example: ${target} under mpiexec -n ${arg_PROCESSES} with ${with} matches inproc")
+  if(arg_WHAT)
+    set(name "example: ${target} ${arg_WHAT} under mpiexec -n ${arg_PROCESSES} with ${with} matches inproc")
+  endif()
   add_test(NAME "${name}"
            COMMAND ${CMAKE_COMMAND} "-DFIRST=${first}" "-DSECOND=${second}" "-DREL_TOL=${arg_REL_TOL}"
-                   -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/compare_runs.cmake")
+                   "-DKEY=${arg_KEY}" -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/compare_runs.cmake")
   set_tests_properties("${name}" PROPERTIES LABELS "example;${target};mpi" TIMEOUT 300 RUN_SERIAL TRUE)
   if(DML_MPI_TEST_ENVIRONMENT)
     set_tests_properties("${name}" PROPERTIES ENVIRONMENT "${DML_MPI_TEST_ENVIRONMENT}")

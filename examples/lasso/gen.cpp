@@ -24,10 +24,16 @@ constexpr const char* description =
     R"(Writes FILE in LIBSVM format: y = X b* + noise, with b* nonzero on
 --support random columns; columns come in blocks of --block that are present
 together in a row with probability --density and correlate by about --rho
-within a block (about 0 across blocks). Deterministic by --seed.)";
+within a block (about 0 across blocks). With --loss logistic the label is +1
+with probability sigma(x b*) and -1 otherwise (for dml-lasso --loss
+logistic). Deterministic by --seed.)";
 
 bool parse(int argc, char** argv, lasso::generator_settings& g, std::string& out) {
   const auto app = cli::app("dml-gen-lasso", description);
+  std::string kind = "squared";
+  app->add_option("--loss", kind, "squared (y = X b* + noise, default) | logistic (+-1)")
+      ->option_text("NAME")
+      ->check(cli::one_of({"squared", "logistic"}));
   app->add_option("--out", out, "the file to write (required)")->option_text("FILE")->check(cli::not_empty());
   app->add_option("--rows", g.rows, "default 2000")
       ->option_text("N")
@@ -56,6 +62,7 @@ bool parse(int argc, char** argv, lasso::generator_settings& g, std::string& out
       ->option_text("N")
       ->check(cli::whole_number<std::uint64_t>(0));
   if (!cli::parse(*app, argc, argv)) return false;
+  g.kind = kind == "logistic" ? lasso::loss::logistic : lasso::loss::squared;
   if (out.empty()) throw usage_error("--out FILE is required");
   if (g.block > g.features) throw usage_error("--block: must be at most --features");
   if (g.support > g.features) throw usage_error("--support: must be at most --features");
@@ -86,14 +93,16 @@ int main(int argc, char** argv) {
     }
     if (std::fclose(f) != 0) throw std::runtime_error(out + ": write failed");
     std::size_t nnz = d.column.size(), planted = 0;
+    char labels[64] = "logistic labels";
+    if (g.kind == lasso::loss::squared) std::snprintf(labels, sizeof labels, "noise %g", g.noise);
     for (double v : gen.truth) planted += v != 0 ? 1 : 0;
     std::printf(
         "dml-gen-lasso: %s: %zu rows, %zu features in blocks of %zu (rho %g), %.1f nonzeros per row, %zu "
         "planted "
-        "coefficients, noise %g, seed %llu, lambda_max %.6g\n",
+        "coefficients, %s, seed %llu, lambda_max %.6g\n",
         out.c_str(), d.rows(), g.features, g.block, g.rho,
-        static_cast<double>(nnz) / static_cast<double>(d.rows()), planted, g.noise,
-        static_cast<unsigned long long>(g.seed), lasso::lambda_max(d));
+        static_cast<double>(nnz) / static_cast<double>(d.rows()), planted, labels,
+        static_cast<unsigned long long>(g.seed), lasso::lambda_max(d, g.kind));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dml-gen-lasso: %s\n", e.what());
     return 1;

@@ -10,14 +10,16 @@
 //   priority  sampled with probability ~ squared last change (+ a floor);
 //   smp       priority, then drop candidates whose column correlates with
 //             a kept one by more than --tau (SMPFRAME Algorithm 2).
+// --loss logistic solves sparse logistic regression with the same
+// schedules. The ranks are threads (--transport inproc) or MPI processes
+// (--transport mpi_rma | mpi under mpiexec: examples/common/launcher.hpp).
 // The math is examples/lasso/lasso.hpp; dml-gen-lasso writes test data.
-#include <dml/comm/inproc.hpp>
 #include <dml/data/libsvm.hpp>
 #include <dml/io.hpp>
 #include <dml/schedule.hpp>
-#include <dml/vector/advice.hpp>
 
 #include "../common/cli.hpp"
+#include "../common/launcher.hpp"
 #include "lasso.hpp"
 
 #include <chrono>
@@ -25,7 +27,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -35,6 +39,10 @@ using cli::usage_error;
 
 struct options {
   std::string data;
+  std::string loss = "squared";
+  std::string transport = "inproc";
+  bool ranks_given = false;
+  std::vector<std::pair<std::size_t, double>> kill_after;  // --kill-after R@S
   double lambda = -1;
   std::string schedule = "smp";
   std::size_t depth = 1;
@@ -51,8 +59,10 @@ struct options {
 
 constexpr const char* description =
     R"(Solves the Lasso, min 0.5 * sum_i (y_i - x_i b)^2 + lambda * |b|_1, on a
-LIBSVM file (label = y, features = columns of X) by coordinate descent over
---ranks in-process ranks that share the rows. Each iteration updates
+LIBSVM file (label = y, features = columns of X), or with --loss logistic
+sparse logistic regression, min sum_i log(1 + exp(-y_i x_i b)) + lambda *
+|b|_1 (labels +1/-1 or 1/0), by coordinate descent over ranks that share
+the rows (--ranks threads, or the processes of an MPI job). Each iteration updates
 --coords coordinates chosen by --schedule, the same on every rank; each rank
 computes its rows' part and the parts are summed. Prints the objective
 every --report-every iterations with the coordinate updates and data
@@ -79,8 +89,39 @@ std::size_t nonzeros(const std::vector<double>& b) {
   return k;
 }
 
+// "R@S": member R and seconds S > 0, or nullopt.
+std::optional<std::pair<std::size_t, double>> member_at(std::string_view text) {
+  const auto at = text.find('@');
+  if (at == std::string_view::npos) return std::nullopt;
+  const auto member = cli::to_number<std::size_t>(text.substr(0, at), 0);
+  const auto when = cli::to_number<double>(text.substr(at + 1), 0.0);
+  if (!member || !when) return std::nullopt;
+  return std::pair{*member, *when};
+}
+
 bool parse(int argc, char** argv, options& o) {
   const auto app = cli::app("dml-lasso", description);
+  app->add_option("--loss", o.loss, "squared (the Lasso, default) | logistic")
+      ->option_text("NAME")
+      ->check(cli::one_of({"squared", "logistic"}));
+  app->add_option("--transport", o.transport,
+                  "inproc (threads, default) | mpi_rma | mpi (one rank per\nMPI process: mpiexec -n N "
+                  "dml-lasso --transport mpi_rma)")
+      ->option_text("NAME")
+      ->check(cli::one_of({"inproc", "mpi_rma", "mpi"}));
+  app->add_option_function<std::vector<std::string>>(
+         "--kill-after",
+         [&o](const std::vector<std::string>& kills) {
+           for (const auto& k : kills) o.kill_after.push_back(*member_at(k));
+         },
+         "fault injection (in-process): member R dies S seconds\nafter the start; repeatable")
+      ->option_text("R@S")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return member_at(v) ? std::string() : "needs MEMBER@SECONDS (e.g. 2@0.5), got '" + v + "'";
+          },
+          "R@S"));
   app->add_option("--data", o.data, "LIBSVM file (required)")->option_text("FILE")->check(cli::not_empty());
   app->add_option("--lambda", o.lambda,
                   "the l1 weight, >= 0 (required; the header prints\nlambda_max, from which b = 0)")
@@ -124,7 +165,23 @@ bool parse(int argc, char** argv, options& o) {
   if (!cli::parse(*app, argc, argv)) return false;
   if (o.data.empty()) throw usage_error("--data FILE is required");
   if (o.lambda < 0) throw usage_error("--lambda L is required (a number >= 0)");
-  if (o.coords == 0) o.coords = 4 * o.ranks;
+  o.ranks_given = app->count("--ranks") > 0;
+  if (o.transport != "inproc" && o.ranks_given)
+    throw usage_error("--ranks is for --transport inproc; with " + o.transport +
+                      " every MPI process is one rank (mpiexec -n N)");
+  if (!o.kill_after.empty() && o.transport != "inproc")
+    throw usage_error("--kill-after is for in-process ranks; under MPI kill a process from outside");
+  std::vector<char> killed(o.ranks, 0);
+  for (const auto& [member, seconds] : o.kill_after) {
+    if (member >= o.ranks)
+      throw usage_error("--kill-after " + std::to_string(member) + "@...: there are only " +
+                        std::to_string(o.ranks) + " ranks");
+    if (killed[member]) throw usage_error("--kill-after " + std::to_string(member) + "@...: killed twice");
+    killed[member] = 1;
+  }
+  if (!o.kill_after.empty() && o.kill_after.size() >= o.ranks)
+    throw usage_error("every one of the " + std::to_string(o.ranks) +
+                      " ranks would be killed; one must survive");
   return true;
 }
 
@@ -139,16 +196,28 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const lasso::dataset data = load(o.data);
+    const auto program_start = std::chrono::steady_clock::now();
+    std::vector<std::pair<std::size_t, std::chrono::steady_clock::time_point>> kills;
+    for (const auto& [member, seconds] : o.kill_after)
+      kills.emplace_back(member,
+                         program_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                             std::chrono::duration<double>(seconds)));
+    trainer::launcher launch(o.transport, o.ranks, argc, argv, kills);  // starts MPI for mpi_rma / mpi
+    if (o.coords == 0) o.coords = 4 * o.ranks;
+    const lasso::loss kind = o.loss == "logistic" ? lasso::loss::logistic : lasso::loss::squared;
+    const lasso::dataset data =
+        kind == lasso::loss::logistic ? lasso::logistic_labels(load(o.data)) : load(o.data);
     if (o.reference) {
       const auto start = std::chrono::steady_clock::now();
-      const auto ref = lasso::serial_cd(data, o.lambda);
-      std::printf("reference: objective=%.10g nonzeros=%zu sweeps=%zu seconds=%.3f\n", ref.objective,
-                  nonzeros(ref.beta), ref.sweeps,
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      const auto ref = lasso::serial_cd(data, o.lambda, 1e-12, 100000, kind);
+      if (launch.leader())
+        std::printf("reference: objective=%.10g nonzeros=%zu sweeps=%zu seconds=%.3f\n", ref.objective,
+                    nonzeros(ref.beta), ref.sweeps,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       return 0;
     }
     lasso::settings s;
+    s.kind = kind;
     s.lambda = o.lambda;
     s.schedule = o.schedule == "random"     ? lasso::schedule_kind::random
                  : o.schedule == "priority" ? lasso::schedule_kind::priority
@@ -159,43 +228,42 @@ int main(int argc, char** argv) {
     s.report_every = o.report_every;
     s.target = o.target;
     s.validate();
-    std::printf(
-        "dml-lasso: %zu ranks, schedule %s%s, %zu coordinates per iteration, depth %zu, lambda %g "
-        "(lambda_max "
-        "%g), %zu samples, %zu features\n",
-        o.ranks, o.schedule.c_str(),
-        o.schedule == "smp" ? (" (tau " + std::to_string(o.tau) + ")").c_str() : "", o.coords, o.depth,
-        o.lambda, lasso::lambda_max(data), data.rows(), data.features);
-    std::printf("iteration 0 objective %.10g updates 0 samples 0 seconds 0\n",
-                lasso::objective(data, std::vector<double>(data.features, 0.0), o.lambda));
-    // The engine's result vectors exchange small sets often by design: the
-    // vectors' advice to exchange less often does not apply here.
-    dml::set_advice(false);
+    if (launch.leader()) {
+      std::printf(
+          "dml-lasso: %zu ranks (%s), loss %s, schedule %s%s, %zu coordinates per iteration, depth %zu, "
+          "lambda %g (lambda_max %g), %zu samples, %zu features\n",
+          o.ranks, o.transport.c_str(), o.loss.c_str(), o.schedule.c_str(),
+          o.schedule == "smp" ? (" (tau " + std::to_string(o.tau) + ")").c_str() : "", o.coords, o.depth,
+          o.lambda, lasso::lambda_max(data, kind), data.rows(), data.features);
+      std::printf("iteration 0 objective %.10g updates 0 samples 0 seconds 0\n",
+                  lasso::objective(data, std::vector<double>(data.features, 0.0), o.lambda, kind));
+      std::fflush(stdout);
+    }
     std::vector<double> beta;
     dml::schedule::run_stats stats;
-    lasso::report last;
-    dml::comm::inproc::run(o.ranks, [&](auto& comm) {
+    std::uint64_t updates = 0;
+    launch.run([&](auto& comm) {
       lasso::program prog(data, comm.rank(), o.ranks, s);
-      if (comm.rank() == 0)
-        prog.on_report = [&](const lasso::report& r) {
-          last = r;
-          std::printf("iteration %llu objective %.10g updates %llu samples %llu seconds %.4f\n",
-                      static_cast<unsigned long long>(r.iteration), r.objective,
-                      static_cast<unsigned long long>(r.updates), static_cast<unsigned long long>(r.samples),
-                      r.seconds);
-        };
+      prog.on_report = [&](const lasso::report& r) {
+        if (!dml::io::leader(comm)) return;  // member 0, or the lowest survivor once it failed
+        std::printf("iteration %llu objective %.10g updates %llu samples %llu seconds %.4f\n",
+                    static_cast<unsigned long long>(r.iteration), r.objective,
+                    static_cast<unsigned long long>(r.updates), static_cast<unsigned long long>(r.samples),
+                    r.seconds);
+        std::fflush(stdout);
+      };
       const auto st = dml::schedule::run(comm, prog, dml::schedule::dynamic{.depth = o.depth, .seed = o.seed},
                                          o.iterations);
-      if (comm.rank() == 0) {
+      if (dml::io::leader(comm)) {
         beta = prog.beta();
         stats = st;
-        last.updates = prog.updates();
+        updates = prog.updates();
       }
     });
-    std::fflush(stdout);
-    std::printf("final: objective=%.10g nonzeros=%zu updates=%llu seconds=%.3f\n",
-                lasso::objective(data, beta, o.lambda), nonzeros(beta),
-                static_cast<unsigned long long>(last.updates), stats.seconds);
+    if (launch.leader())
+      std::printf("final: objective=%.10g nonzeros=%zu updates=%llu seconds=%.3f\n",
+                  lasso::objective(data, beta, o.lambda, kind), nonzeros(beta),
+                  static_cast<unsigned long long>(updates), stats.seconds);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dml-lasso: %s\n", e.what());
     return 1;

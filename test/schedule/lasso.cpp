@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -80,6 +81,69 @@ TEST_CASE("Lasso with every schedule matches serial coordinate descent") {
     CHECK(std::abs(objectives[0] - ref.objective) <= 1e-4 * ref.objective);
     CHECK(support(betas[0]) == support(ref.beta));
   }
+}
+
+lasso::generated logistic_data() {
+  lasso::generator_settings g;
+  g.kind = lasso::loss::logistic;
+  g.rows = 600;
+  g.features = 200;
+  g.block = 10;
+  g.support = 15;
+  g.rho = 0.7;
+  g.density = 0.2;
+  g.seed = 21;
+  return lasso::generate(g);
+}
+
+TEST_CASE("sparse logistic regression matches serial coordinate descent") {
+  const auto data = logistic_data();
+  for (double y : data.data.y) REQUIRE((y == 1 || y == -1));
+  const auto kind = lasso::loss::logistic;
+  const double lambda = 0.1 * lasso::lambda_max(data.data, kind);
+  const auto ref = lasso::serial_cd(data.data, lambda, 1e-12, 100000, kind);
+  CHECK(ref.sweeps < 100000);
+  CHECK(ref.objective < lasso::objective(data.data, std::vector<double>(200, 0.0), lambda, kind));
+  std::size_t found = 0;
+  for (std::size_t a = 0; a < 200; ++a)
+    if (data.truth[a] != 0 && ref.beta[a] != 0) ++found;
+  CHECK(found >= 10);  // of 15
+  struct setup {
+    lasso::schedule_kind kind;
+    std::size_t ranks, depth, set_size;
+  };
+  for (const auto& c : {setup{lasso::schedule_kind::smp, 3, 1, 8}, setup{lasso::schedule_kind::smp, 4, 2, 8},
+                        setup{lasso::schedule_kind::random, 3, 1, 4}}) {
+    std::vector<std::vector<double>> betas(c.ranks);
+    std::vector<double> objectives(c.ranks);
+    run(c.ranks, [&](auto& comm) {
+      lasso::settings s;
+      s.kind = kind;
+      s.lambda = lambda;
+      s.schedule = c.kind;
+      s.set_size = c.set_size;
+      s.tau = 0.3;
+      s.report_every = 1000000;
+      lasso::program prog(data.data, comm.rank(), c.ranks, s);
+      (void)sch::run(comm, prog, sch::dynamic{.depth = c.depth, .seed = 4}, 40000 / c.set_size);
+      betas[comm.rank()] = prog.beta();
+      objectives[comm.rank()] = lasso::objective(data.data, prog.beta(), lambda, kind);
+    });
+    INFO(lasso::name(c.kind) << ", " << c.ranks << " ranks, depth " << c.depth);
+    for (std::size_t q = 1; q < c.ranks; ++q) CHECK(betas[q] == betas[0]);
+    CHECK(std::abs(objectives[0] - ref.objective) <= 1e-4 * ref.objective);
+    CHECK(support(betas[0]) == support(ref.beta));
+  }
+}
+
+TEST_CASE("logistic labels are +-1 or 0/1") {
+  lasso::dataset d;
+  const std::vector<std::pair<lasso::parameter, double>> row{{0, 1.0}};
+  d.add_row(0, row);
+  d.add_row(1, row);
+  CHECK(lasso::logistic_labels(d).y == std::vector<double>{-1, 1});
+  d.add_row(2.5, row);
+  CHECK_THROWS_WITH(lasso::logistic_labels(d), Catch::Contains("row 3 has 2.5"));
 }
 
 TEST_CASE("the Lasso program refuses bad input with clear errors") {

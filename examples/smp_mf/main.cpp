@@ -14,7 +14,6 @@
 // the case for heaviest-first dispatch.
 #include <dml/comm/inproc.hpp>
 #include <dml/schedule.hpp>
-#include <dml/vector/advice.hpp>
 
 #include "../common/cli.hpp"
 
@@ -197,7 +196,6 @@ int main(int argc, char** argv) {
     std::printf("dml-smp-mf: %zu ranks, %zu users x %zu items, rank %zu, %zu ratings, %s sync%s\n", o.ranks,
                 o.users, o.items, o.rank, ratings.size(), o.micro_sync ? "micro" : "macro",
                 o.no_heaviest_first ? "" : ", heaviest first");
-    dml::set_advice(false);
     double seconds = 0, rmse = 0;
     std::vector<std::uint64_t> per_rank(o.ranks, 0);
     const auto start = std::chrono::steady_clock::now();

@@ -7,15 +7,23 @@
 #include <dml/comm/inproc.hpp>
 #include <dml/schedule.hpp>
 
+#include <dml/vector/advice.hpp>
+#include <dml/vector/make_vector.hpp>
+
 #include <catch2/catch.hpp>
+
+#include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <mutex>
 #include <numeric>
 #include <set>
 #include <span>
+#include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -293,6 +301,52 @@ TEST_CASE("exact_sum gives every member the same bits") {
       expect += 0.1 * static_cast<double>(q + 1) / static_cast<double>(i + 3);
     CHECK(sums[0][i] == expect);  // ascending member order, as added here
   }
+}
+
+// Everything written to stderr while f runs.
+template <class F>
+std::string stderr_of(F&& f) {
+  std::fflush(stderr);
+  std::FILE* file = std::tmpfile();
+  REQUIRE(file != nullptr);
+  const int saved = ::dup(2);
+  ::dup2(::fileno(file), 2);
+  f();
+  std::fflush(stderr);
+  ::dup2(saved, 2);
+  ::close(saved);
+  std::rewind(file);
+  std::string text;
+  for (int c; (c = std::fgetc(file)) != EOF;) text.push_back(static_cast<char>(c));
+  std::fclose(file);
+  return text;
+}
+
+TEST_CASE("the engines' internal vectors never print the vectors' advice") {
+  // Hundreds of exchanges with next to no computation between them: a
+  // vector of the user's would advise exchanging less often (when
+  // communication dominates), the engines' vectors stay silent although
+  // advice is on for the process.
+  dml::set_advice(true);
+  std::vector<std::size_t> iterations(3);
+  std::vector<char> flags(3);
+  const std::string text = stderr_of([&] {
+    run(3, [&](auto& comm) {
+      toy dyn;
+      iterations[comm.rank()] = sch::run(comm, dyn, sch::dynamic{.depth = 2, .seed = 1}, 300).iterations;
+      counting_program rot(12);
+      (void)sch::run(comm, rot, sch::static_rotation{}, 300);
+      sch::exact_sum<double, std::remove_cvref_t<decltype(comm)>> sum(comm);
+      for (int k = 0; k < 300; ++k) (void)sum(1.0);
+      auto v = dml::make_vector<double>(comm, 4);
+      flags[comm.rank()] = static_cast<char>(v.advice());
+      v.set_advice(false);
+      flags[comm.rank()] = static_cast<char>(flags[comm.rank()] && !v.advice());
+    });
+  });
+  CHECK(iterations == std::vector<std::size_t>(3, 300));
+  CHECK(flags == std::vector<char>(3, 1));  // on by default, off per vector
+  CHECK(text.find("dml: advice") == std::string::npos);
 }
 
 TEST_CASE("the engines refuse bad settings with clear errors") {

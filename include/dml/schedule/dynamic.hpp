@@ -58,6 +58,10 @@ namespace schedule {
 /// `context::in_flight()` lists the jobs whose results are not applied yet,
 /// so a schedule can keep them out of the next set (dyn_regr does).
 ///
+/// The engine's vectors are internal: they never print the vectors' advice
+/// to exchange less often (dist_vector::set_advice), which its user could
+/// not follow.
+///
 /// Failures follow the vectors' fault policy (dml::fault): with `tolerate`
 /// the survivors go on over a new view, each with its own rows (a dead
 /// member's rows are lost unless the program reshards); with `abort` the
@@ -119,6 +123,7 @@ struct dynamic {
       slots[k].reset();
       slots[k].emplace(comm, want, dense{}, topology::all{}, consistency::bsp{},
                        detail::ordered_sum{comm.rank()});
+      slots[k]->set_advice(false);  // one exchange per iteration is the engine's design
     };
     for (std::size_t k = 0; k < depth; ++k) ensure(k, 64);
 

@@ -35,7 +35,8 @@ namespace schedule {
 /// of the smallest power-of-two multiple of `initial` elements that holds
 /// it (made, collectively, at the first such call: the sizes agree on
 /// every member), so a small sum never pays for a large one made earlier;
-/// arrays longer than `max_chunk` are summed in pieces.
+/// arrays longer than `max_chunk` are summed in pieces. Its vectors never
+/// print the vectors' advice line (dist_vector::set_advice).
 ///
 /// @tparam T         element type (arithmetic)
 /// @tparam Transport a transport context (dml::comm::transport)
@@ -92,9 +93,11 @@ class exact_sum {
       ++k;
     }
     if (classes_.size() <= k) classes_.resize(k + 1);
-    if (!classes_[k])
+    if (!classes_[k]) {
       classes_[k].emplace(*comm_, size, dense{}, topology::all{}, consistency::bsp{},
                           detail::ordered_sum{comm_->rank()});
+      classes_[k]->set_advice(false);  // its caller's sums, not an exchange rate it chose
+    }
     return *classes_[k];
   }
 

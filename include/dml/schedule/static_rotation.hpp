@@ -145,6 +145,8 @@ struct static_rotation {
     auto all = dist_vector<double, Transport, dense, topology::all, consistency::bsp, detail::ordered_sum>(
         comm, widest * w * members, dense{}, topology::all{}, consistency::bsp{},
         detail::ordered_sum{comm.rank()});
+    ring.set_advice(false);  // internal vectors: their exchange rate is the engine's design
+    all.set_advice(false);
 
     job order, canonical;
     std::vector<double> out;

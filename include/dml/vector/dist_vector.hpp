@@ -147,6 +147,7 @@ class dist_vector {
       : deferred_(o.settle_quietly()),
         last_gather_(o.last_gather_),
         advised_(o.advised_),
+        quiet_(o.quiet_),
         core_(std::move(o.core_)),
         topo_(std::move(o.topo_)),
         cons_(std::move(o.cons_)),
@@ -160,6 +161,7 @@ class dist_vector {
       deferred_ = o.settle_quietly();
       last_gather_ = o.last_gather_;
       advised_ = o.advised_;
+      quiet_ = o.quiet_;
       core_ = std::move(o.core_);
       topo_ = std::move(o.topo_);
       cons_ = std::move(o.cons_);
@@ -367,6 +369,15 @@ class dist_vector {
   /// Number of scatters so far; the clock of the last update sent.
   [[nodiscard]] std::uint64_t clock() const noexcept { return core_.clock(); }
   [[nodiscard]] const vector_stats& stats() const noexcept { return core_.stats(); }
+
+  /// Whether this vector may print the one-line advice to exchange less
+  /// often (dml/vector/advice.hpp) when communication dominates its time.
+  /// On by default; `set_advice(false)` silences this vector only, where
+  /// the process-wide dml::set_advice(false) silences all. For vectors
+  /// whose exchange rate their user does not choose: a library's internal
+  /// vectors (the schedule engines' are silenced this way).
+  void set_advice(bool on) noexcept { quiet_ = !on; }
+  [[nodiscard]] bool advice() const noexcept { return !quiet_; }
   [[nodiscard]] const topology::graph& graph() const noexcept { return core_.graph(); }
   [[nodiscard]] member_id rank() const { return core_.comm().rank(); }
   /// Epoch of the membership view the vector's graph and slots were built
@@ -405,7 +416,7 @@ class dist_vector {
   // Once per vector, after enough rounds to judge: one line on the lowest
   // live member when communication takes more than half of the time.
   void maybe_advise() {
-    if (advised_ || core_.stats().gathers < 64 || !advice_enabled()) return;
+    if (advised_ || quiet_ || core_.stats().gathers < 64 || !advice_enabled()) return;
     advised_ = true;
     const auto view = core_.comm().view();
     if (view.live.empty() || view.live.front() != core_.comm().rank()) return;
@@ -538,6 +549,7 @@ class dist_vector {
   std::exception_ptr deferred_;  // from a background scatter, rethrown by the next operation
   std::chrono::steady_clock::time_point last_gather_{};  // end of the last gather (stats().compute_seconds)
   bool advised_ = false;                                 // the advice line was considered
+  bool quiet_ = false;                                   // set_advice(false)
   core_type core_;
   Topology topo_;
   Consistency cons_;

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <numeric>
 #include <set>
@@ -347,6 +348,58 @@ TEST_CASE("the engines' internal vectors never print the vectors' advice") {
   CHECK(iterations == std::vector<std::size_t>(3, 300));
   CHECK(flags == std::vector<char>(3, 1));  // on by default, off per vector
   CHECK(text.find("dml: advice") == std::string::npos);
+}
+
+// A program that makes member `victim` stop (as if its process died) when
+// iteration `at` is scheduled or updated.
+template <class Base>
+struct dying : Base {
+  using Base::Base;
+  std::function<void()> die;
+  std::uint64_t at = 0;
+  void update(const sch::step& s, std::span<double> out) {
+    if (die && s.iteration == at) die();
+    Base::update(s, out);
+  }
+};
+
+TEST_CASE("a member's death ends the engines' runs with an error naming it, never a hang") {
+  for (const bool rotation : {false, true})
+    for (const std::size_t depth : {1u, 3u}) {
+      if (rotation && depth > 1) continue;
+      const std::size_t p = 3, victim = 1;
+      std::vector<std::string> errors(p);  // what each survivor's run ended with
+      std::string first;                   // what inproc::run rethrew: the first error thrown
+      std::size_t named = 99;
+      try {
+        run(p, [&](auto& comm) {
+          try {
+            if (rotation) {
+              dying<counting_program> prog(12);
+              prog.at = 7;
+              if (comm.rank() == victim) prog.die = [&] { comm.stop(); };
+              (void)sch::run(comm, prog, sch::static_rotation{}, 1000);
+            } else {
+              dying<toy> prog;
+              prog.at = 20;
+              if (comm.rank() == victim) prog.die = [&] { comm.stop(); };
+              (void)sch::run(comm, prog, sch::dynamic{.depth = depth, .seed = 3}, 1000000);
+            }
+          } catch (const dml::error& e) {
+            errors[comm.rank()] = e.what();
+            throw;  // as a trainer's member would
+          }
+        });
+      } catch (const dml::peer_failure& e) {
+        first = e.what();
+        named = e.rank();
+      }
+      INFO((rotation ? "static rotation" : "dynamic engine") << ", depth " << depth << ": " << first);
+      CHECK(named == victim);
+      CHECK_THAT(first, Catch::Contains("member 1 failed in iteration"));
+      for (std::size_t q = 0; q < p; ++q)
+        if (q != victim) CHECK(!errors[q].empty());  // every survivor ended with an error
+    }
 }
 
 TEST_CASE("the engines refuse bad settings with clear errors") {

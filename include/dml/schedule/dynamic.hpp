@@ -62,10 +62,11 @@ namespace schedule {
 /// to exchange less often (dist_vector::set_advice), which its user could
 /// not follow.
 ///
-/// Failures follow the vectors' fault policy (dml::fault): with `tolerate`
-/// the survivors go on over a new view, each with its own rows (a dead
-/// member's rows are lost unless the program reshards); with `abort` the
-/// run ends with `dml::peer_failure`.
+/// Failures: when a member dies, every survivor's run ends with
+/// `dml::peer_failure` naming it (at the exchange that noticed, or at the
+/// next one: a member waiting on one that has ended is released by the
+/// transport), never a hang. Going on over the survivors would silently
+/// drop the dead member's share of the data from every sum.
 struct dynamic {
   using policy_slot = slot::engine;
 
@@ -103,6 +104,7 @@ struct dynamic {
     const auto start = clock::now();
     run_stats stats;
     const auto [members, position] = detail::place(comm, "dml::schedule::dynamic::run");
+    const auto started_with = comm.view().live;
 
     exact_sum<double, Transport> reducer(comm);
     context ctx(seed, members, position, comm.rank(), [&](std::span<double> v) {
@@ -140,6 +142,7 @@ struct dynamic {
       const auto t0 = clock::now();
       auto& v = *slots[f.t % depth];
       v.gather();
+      detail::require_members(comm, started_with, f.t, "dml::schedule::dynamic");
       const step s{f.t, position, members, f.set};
       program.aggregate(s, std::span<const double>(v.span().data(), f.set.size()));
       ++stats.iterations;

@@ -81,8 +81,9 @@ namespace schedule {
 ///   must then be safe to call concurrently for different parameters of a
 ///   block (each call then gets a job of one parameter).
 ///
-/// Failures follow the vectors' fault policy; over a new view the blocks
-/// are cut anew at the next run (a run does not re-cut them itself).
+/// Failures: when a member dies, every survivor's run ends with
+/// `dml::peer_failure` naming it (its block is not reassigned within the
+/// run); a new run over the survivors cuts P - 1 blocks.
 struct static_rotation {
   using policy_slot = slot::engine;
 
@@ -119,6 +120,7 @@ struct static_rotation {
     const auto start = clock::now();
     run_stats stats;
     const auto [members, position] = detail::place(comm, "dml::schedule::static_rotation::run");
+    const auto started_with = comm.view().live;
     const std::size_t m = static_cast<std::size_t>(program.parameters());
     if (m == 0) throw config_error("dml::schedule::static_rotation: the program has no parameters");
     if (m > std::size_t{std::numeric_limits<parameter>::max()})
@@ -166,6 +168,7 @@ struct static_rotation {
                 buffer.begin() + static_cast<std::ptrdiff_t>(held_block * widest * w));
       all.scatter();
       all.gather();
+      detail::require_members(comm, started_with, t, "dml::schedule::static_rotation");
       ++stats.exchanges;
       for (std::size_t b = 0; b < members; ++b) {
         if (b == held_block) continue;
@@ -208,6 +211,7 @@ struct static_rotation {
       t0 = clock::now();
       ring.scatter();
       ring.gather();
+      detail::require_members(comm, started_with, t, "dml::schedule::static_rotation");
       ++stats.exchanges;
       // From the predecessor: the block this member holds in iteration t + 1.
       const std::size_t from = (position + members - 1) % members;

@@ -6,9 +6,12 @@
 #include <dml/error.hpp>
 #include <dml/fwd.hpp>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 DML_BEGIN_NAMESPACE
 namespace schedule::detail {
@@ -21,6 +24,25 @@ std::pair<std::size_t, std::size_t> place(const Transport& comm, const char* who
     if (view.live[i] == comm.rank()) return {view.live.size(), i};
   throw config_error(std::string(who) + ": member " + std::to_string(comm.rank()) +
                      " is not among the live members");
+}
+
+/// Throws dml::peer_failure naming the first member of `before` that is
+/// no longer live in `comm`'s view: an engine's schedule, blocks and data
+/// shares are cut over the members it started with, and a run goes on only
+/// while they all live (a survivor that went on alone would silently lose
+/// the dead member's data and blocks).
+template <class Transport>
+void require_members(const Transport& comm, const std::vector<member_id>& before, std::uint64_t iteration,
+                     const char* who) {
+  const auto view = comm.view();
+  if (view.live.size() == before.size()) return;
+  for (member_id m : before)
+    if (std::find(view.live.begin(), view.live.end(), m) == view.live.end())
+      throw peer_failure(m, std::string(who) + ": member " + std::to_string(m) + " failed in iteration " +
+                                std::to_string(iteration) + "; the run was cut over " +
+                                std::to_string(before.size()) +
+                                " members and ends here (restart it over the " +
+                                std::to_string(view.live.size()) + " survivors)");
 }
 
 }  // namespace schedule::detail

@@ -499,8 +499,11 @@ class dist_vector {
   // A time-varying topology: each round of its period over the live
   // members, as this member sees it against the union graph `graph` (whose
   // neighbours have the receive slots).
-  std::vector<detail::round_plan> plan_rounds(const topology::graph& graph,
-                                              const std::vector<member_id>& live) const {
+  // (Constrained, so an explicit instantiation of a vector over a static
+  // topology does not instantiate it.)
+  std::vector<detail::round_plan> plan_rounds(
+      const topology::graph& graph,
+      const std::vector<member_id>& live) const requires topology::time_varying_generator<Topology> {
     const member_id me = core_.comm().rank();
     const auto out = graph.out(me);
     const auto in = graph.in(me);

@@ -206,7 +206,9 @@ int main(int argc, char** argv) {
     // starts MPI for --transport mpi_rma / mpi
     trainer::launcher launch(s.transport, s.ranks, argc, argv, trainer::planned_kills(s));
     if (allreduce) launch.require_mpi_for("--baseline mpi_allreduce");
-    auto [train_set, test_set] = trainer::load_samples(s);
+    auto loaded = trainer::load_samples(s);  // named, not bound: clang < 16 cannot capture bindings
+    auto& train_set = loaded.first;
+    auto& test_set = loaded.second;
     const std::size_t classes = s.data.empty() ? 10 : libsvm_classes(train_set, test_set);
     for (const auto* d : {&train_set, &test_set})
       for (int label : d->y)

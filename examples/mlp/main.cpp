@@ -351,7 +351,9 @@ int main(int argc, char** argv) {
   try {
     // starts MPI for --transport mpi_rma / mpi
     trainer::launcher launch(s.transport, s.ranks, argc, argv, trainer::planned_kills(s));
-    const auto [train_set, test_set] = trainer::load(s);
+    const auto loaded = trainer::load(s);  // named, not bound: clang < 16 cannot capture bindings
+    const auto& train_set = loaded.first;
+    const auto& test_set = loaded.second;
     const std::string lr_note = default_batch_and_step(s);
     if (static_cast<std::size_t>(train_set.x.rows()) / s.ranks < s.cb_size)
       throw trainer::usage_error(std::to_string(train_set.x.rows()) + " training samples are too few for " +

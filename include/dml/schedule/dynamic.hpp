@@ -103,7 +103,11 @@ struct dynamic {
         dist_vector<double, Transport, dense, topology::all, consistency::bsp, detail::ordered_sum>;
     const auto start = clock::now();
     run_stats stats;
-    const auto [members, position] = detail::place(comm, "dml::schedule::dynamic::run");
+    const auto placed = detail::place(comm, "dml::schedule::dynamic::run");
+    // (named variables, not a structured binding: lambdas below use them, and
+    // clang before 16 cannot capture structured bindings)
+    const std::size_t members = placed.first;
+    const std::size_t position = placed.second;
     const auto started_with = comm.view().live;
 
     exact_sum<double, Transport> reducer(comm);

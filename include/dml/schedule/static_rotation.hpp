@@ -119,7 +119,11 @@ struct static_rotation {
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();
     run_stats stats;
-    const auto [members, position] = detail::place(comm, "dml::schedule::static_rotation::run");
+    const auto placed = detail::place(comm, "dml::schedule::static_rotation::run");
+    // (named variables, not a structured binding: lambdas below use them, and
+    // clang before 16 cannot capture structured bindings)
+    const std::size_t members = placed.first;
+    const std::size_t position = placed.second;
     const auto started_with = comm.view().live;
     const std::size_t m = static_cast<std::size_t>(program.parameters());
     if (m == 0) throw config_error("dml::schedule::static_rotation: the program has no parameters");

@@ -954,7 +954,9 @@ class table {
     const member_id me = comm_->rank();
     std::vector<detail::row_batch<T>> out(comm_->size());
     for (auto& b : out) b.reset(nullptr, stride_);
-    for (const auto& [row, at] : contrib_index_) {
+    for (const auto& entry : contrib_index_) {
+      const std::uint64_t row = entry.first;  // not a structured binding: clang < 16 cannot capture one
+      const std::uint32_t at = entry.second;
       const T* src = contrib_values_.data() + std::size_t{at} * stride_;
       const member_id o = layout_.owner(static_cast<std::size_t>(row));
       if (o == me) {

@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -39,6 +40,40 @@ std::vector<std::size_t> support(const std::vector<double>& b) {
   return s;
 }
 
+// One run of the dynamic engine per setup, each checked against the
+// serial reference: every member's coefficients identical, the objective
+// within 1e-4 relative, the same support.
+struct setup {
+  lasso::schedule_kind kind;
+  std::size_t ranks, depth, set_size;
+};
+
+void check_against_serial(const lasso::dataset& d, double lambda, lasso::loss kind,
+                          const lasso::serial_result& ref, std::initializer_list<setup> setups,
+                          std::size_t coordinate_updates) {
+  for (const auto& c : setups) {
+    std::vector<std::vector<double>> betas(c.ranks);
+    std::vector<double> objectives(c.ranks);
+    run(c.ranks, [&](auto& comm) {
+      lasso::settings s;
+      s.kind = kind;
+      s.lambda = lambda;
+      s.schedule = c.kind;
+      s.set_size = c.set_size;
+      s.tau = 0.3;
+      s.report_every = 1000000;
+      lasso::program prog(d, comm.rank(), c.ranks, s);
+      (void)sch::run(comm, prog, sch::dynamic{.depth = c.depth, .seed = 4}, coordinate_updates / c.set_size);
+      betas[comm.rank()] = prog.beta();
+      objectives[comm.rank()] = lasso::objective(d, prog.beta(), lambda, kind);
+    });
+    INFO(lasso::name(c.kind) << ", " << c.ranks << " ranks, depth " << c.depth);
+    for (std::size_t q = 1; q < c.ranks; ++q) CHECK(betas[q] == betas[0]);
+    CHECK(std::abs(objectives[0] - ref.objective) <= 1e-4 * ref.objective);
+    CHECK(support(betas[0]) == support(ref.beta));
+  }
+}
+
 TEST_CASE("the serial reference converges and its planted columns survive") {
   const auto data = test_data();
   const double lambda = 0.05 * lasso::lambda_max(data.data);
@@ -55,32 +90,11 @@ TEST_CASE("Lasso with every schedule matches serial coordinate descent") {
   const auto data = test_data();
   const double lambda = 0.05 * lasso::lambda_max(data.data);
   const auto ref = lasso::serial_cd(data.data, lambda);
-  struct setup {
-    lasso::schedule_kind kind;
-    std::size_t ranks, depth, set_size;
-  };
-  for (const auto& c :
-       {setup{lasso::schedule_kind::smp, 4, 1, 8}, setup{lasso::schedule_kind::smp, 3, 3, 8},
-        setup{lasso::schedule_kind::priority, 2, 1, 4}, setup{lasso::schedule_kind::random, 4, 2, 2}}) {
-    std::vector<std::vector<double>> betas(c.ranks);
-    std::vector<double> objectives(c.ranks);
-    run(c.ranks, [&](auto& comm) {
-      lasso::settings s;
-      s.lambda = lambda;
-      s.schedule = c.kind;
-      s.set_size = c.set_size;
-      s.tau = 0.3;
-      s.report_every = 1000000;
-      lasso::program prog(data.data, comm.rank(), c.ranks, s);
-      (void)sch::run(comm, prog, sch::dynamic{.depth = c.depth, .seed = 4}, 30000 / c.set_size);
-      betas[comm.rank()] = prog.beta();
-      objectives[comm.rank()] = lasso::objective(data.data, prog.beta(), lambda);
-    });
-    INFO(lasso::name(c.kind) << ", " << c.ranks << " ranks, depth " << c.depth);
-    for (std::size_t q = 1; q < c.ranks; ++q) CHECK(betas[q] == betas[0]);
-    CHECK(std::abs(objectives[0] - ref.objective) <= 1e-4 * ref.objective);
-    CHECK(support(betas[0]) == support(ref.beta));
-  }
+  check_against_serial(
+      data.data, lambda, lasso::loss::squared, ref,
+      {setup{lasso::schedule_kind::smp, 4, 1, 8}, setup{lasso::schedule_kind::smp, 3, 3, 8},
+       setup{lasso::schedule_kind::priority, 2, 1, 4}, setup{lasso::schedule_kind::random, 4, 2, 2}},
+      30000);
 }
 
 lasso::generated logistic_data() {
@@ -108,32 +122,10 @@ TEST_CASE("sparse logistic regression matches serial coordinate descent") {
   for (std::size_t a = 0; a < 200; ++a)
     if (data.truth[a] != 0 && ref.beta[a] != 0) ++found;
   CHECK(found >= 10);  // of 15
-  struct setup {
-    lasso::schedule_kind kind;
-    std::size_t ranks, depth, set_size;
-  };
-  for (const auto& c : {setup{lasso::schedule_kind::smp, 3, 1, 8}, setup{lasso::schedule_kind::smp, 4, 2, 8},
-                        setup{lasso::schedule_kind::random, 3, 1, 4}}) {
-    std::vector<std::vector<double>> betas(c.ranks);
-    std::vector<double> objectives(c.ranks);
-    run(c.ranks, [&](auto& comm) {
-      lasso::settings s;
-      s.kind = kind;
-      s.lambda = lambda;
-      s.schedule = c.kind;
-      s.set_size = c.set_size;
-      s.tau = 0.3;
-      s.report_every = 1000000;
-      lasso::program prog(data.data, comm.rank(), c.ranks, s);
-      (void)sch::run(comm, prog, sch::dynamic{.depth = c.depth, .seed = 4}, 40000 / c.set_size);
-      betas[comm.rank()] = prog.beta();
-      objectives[comm.rank()] = lasso::objective(data.data, prog.beta(), lambda, kind);
-    });
-    INFO(lasso::name(c.kind) << ", " << c.ranks << " ranks, depth " << c.depth);
-    for (std::size_t q = 1; q < c.ranks; ++q) CHECK(betas[q] == betas[0]);
-    CHECK(std::abs(objectives[0] - ref.objective) <= 1e-4 * ref.objective);
-    CHECK(support(betas[0]) == support(ref.beta));
-  }
+  check_against_serial(data.data, lambda, kind, ref,
+                       {setup{lasso::schedule_kind::smp, 3, 1, 8}, setup{lasso::schedule_kind::smp, 4, 2, 8},
+                        setup{lasso::schedule_kind::random, 3, 1, 4}},
+                       40000);
 }
 
 TEST_CASE("logistic labels are +-1 or 0/1") {

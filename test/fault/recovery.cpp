@@ -16,6 +16,7 @@
 #include <mutex>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
@@ -172,6 +173,15 @@ TEST_CASE(
   std::atomic<int> at_five{0};
   std::mutex mutex;
   std::vector<std::pair<member_id, std::vector<dml::fault::view_change>>> seen;
+  // A hold that cannot hang the test: 20 s without its condition fails it.
+  const auto hold_until = [](auto&& done, const char* what) {
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > deadline)
+        throw std::runtime_error(std::string("test hold timed out: ") + what);
+      std::this_thread::sleep_for(100us);
+    }
+  };
   inproc::options o;
   o.wait_limit = 20s;
   inproc::run(
@@ -184,24 +194,26 @@ TEST_CASE(
             // death in that round's gather otherwise, 3 included).
             if (c.rank() != 4) ++at_five;
             if (c.rank() == 4) {
-              while (at_five.load() < 4) std::this_thread::sleep_for(100us);
+              hold_until([&] { return at_five.load() == 4; }, "the others reaching round 5");
               c.stop();
             }
             if (c.rank() == 3) {
               // Dies once some member has agreed on the view without 4.
-              for (;;) {
-                try {
-                  c.check_view();
-                } catch (const dml::peer_failure&) {
-                  break;
-                }
-                std::this_thread::sleep_for(100us);
-              }
+              hold_until(
+                  [&] {
+                    try {
+                      c.check_view();
+                      return false;
+                    } catch (const dml::peer_failure&) {
+                      return true;
+                    }
+                  },
+                  "a view without member 4");
               three_dead.store(true);
               c.stop();
             }
             if (c.rank() == 1 || c.rank() == 2)
-              while (!three_dead.load()) std::this_thread::sleep_for(100us);
+              hold_until([&] { return three_dead.load(); }, "member 3's death");
           }
           v.scatter();
           v.gather();

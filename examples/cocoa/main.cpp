@@ -399,15 +399,15 @@ int main(int argc, char** argv) {
     const char* task_name = t == task::one_vs_rest ? "one-vs-rest"
                             : t == task::binary    ? "binary"
                                                    : "regression";
+    char quota_note[48] = "";
+    if (o.filter != "none") std::snprintf(quota_note, sizeof quota_note, " at %g %%", o.quota_percent);
     if (launch.leader())
       std::printf(
           "dml-cocoa: %zu ranks (%s), %s, gamma %s, lambda %g, l1-ratio %g, filter %s%s, %s %zu outputs, %zu "
           "training / %zu test samples, %zu features (with the bias)\n",
           o.serial ? std::size_t{1} : o.ranks, o.serial ? "serial SDCA" : o.transport.c_str(),
           o.data.empty() ? "Fashion-MNIST" : o.data.c_str(), o.gamma.c_str(), o.lambda, o.l1_ratio,
-          o.filter.c_str(),
-          o.filter == "none" ? "" : (" at " + std::to_string(o.quota_percent) + " %").c_str(), task_name,
-          p.outputs, p.x.n, test_set.x.n, p.x.d);
+          o.filter.c_str(), quota_note, task_name, p.outputs, p.x.n, test_set.x.n, p.x.d);
     std::fflush(stdout);
     if (o.serial) {
       const auto start = std::chrono::steady_clock::now();

@@ -20,6 +20,11 @@
 /// seed everywhere): every decision here is a function of them, so every
 /// member takes the same branch without a coordinator.
 ///
+/// A branch whose last window lies above the first loss of its trace (the
+/// loss at the fork) is not counted as converging: with short trials, a
+/// step that blows the loss up and then recovers quickly otherwise looks
+/// fast.
+///
 /// Re-tuning: call `tune` again when `stalled(trace)` says the current
 /// setting stopped converging.
 #pragma once
@@ -88,13 +93,14 @@ struct options {
 }
 
 namespace detail {
-/// Better branch: converging before unstable before diverged, then the
-/// higher speed, then the lower last loss; ties keep the earlier.
+/// Better branch: converging before unstable before diverged; among
+/// converging ones the higher speed, among unstable ones (whose speed says
+/// little) the lower last loss; ties keep the earlier.
 inline bool better(const summary& a, const summary& b) {
   auto rank = [](label l) { return l == label::converging ? 0 : l == label::unstable ? 1 : 2; };
   if (rank(a.verdict) != rank(b.verdict)) return rank(a.verdict) < rank(b.verdict);
   if (a.verdict == label::diverged) return false;
-  if (a.speed != b.speed) return a.speed > b.speed;
+  if (a.verdict == label::converging && a.speed != b.speed) return a.speed > b.speed;
   return a.last < b.last;
 }
 
@@ -154,6 +160,11 @@ result tune(Searcher& searcher, Branches& branches, Run&& run, std::uint64_t clo
     b.t.clocks = length;
     b.t.seconds = b.tr.time.empty() ? 0.0 : b.tr.time.back();
     b.t.progress = summarize(b.tr.loss, b.tr.time, o.summarizer);
+    // A branch that ends above the loss it was forked at has made no
+    // progress, however fast it recovers from its own first steps.
+    if (b.t.progress.verdict == label::converging && !b.tr.loss.empty() &&
+        b.t.progress.last >= b.tr.loss.front())
+      b.t.progress.verdict = label::unstable;
     branches.save(b.id, clock + length);
   };
 

@@ -6,6 +6,7 @@
 /// trial by restoring it, and keeps the best trial's state.
 #pragma once
 
+#include <dml/error.hpp>
 #include <dml/fault/snapshot.hpp>
 #include <dml/fwd.hpp>
 

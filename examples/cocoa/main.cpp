@@ -282,9 +282,6 @@ void train(Comm& comm, const options& o, const evaluation& ev) {
                                            dml::gather::scaled_sum{gamma});
   auto reduce = dml::make_vector<double>(comm, width + 3, sum_then_max{width + 2});
   filter_choice filter = make_filter(o.filter, o.seed * 7919 + k);
-  // A slot's header and footer, around the pairs: what bytes_sent adds per
-  // destination besides the payload (dml/vector/detail/slots.hpp).
-  constexpr double slot_overhead = 8.0 * (dml::detail::header_words + dml::detail::footer_words);
   double largest_payload = 0, seconds = 0;
   std::vector<double> w;
   const bool leader = dml::io::leader(comm);
@@ -320,7 +317,7 @@ void train(Comm& comm, const options& o, const evaluation& ev) {
     // The local buffer is the agreed v plus what is still pending; the
     // solver adds this round's change to it and marks what it touched.
     solver.solve(dv.agreed(), sigma, H, dv.span(), [&](std::size_t j) { dv.touch(j); });
-    const double before = static_cast<double>(dv.stats().bytes_sent);
+    const double before = static_cast<double>(dv.stats().payload_bytes_sent);
     std::visit(
         [&](auto& f) {
           if constexpr (std::is_same_v<std::remove_cvref_t<decltype(f)>, std::monostate>)
@@ -334,7 +331,7 @@ void train(Comm& comm, const options& o, const evaluation& ev) {
     if (const std::size_t out = dv.in_neighbours().size(); out > 0)  // all: as many out as in
       largest_payload = std::max(
           largest_payload,
-          (static_cast<double>(dv.stats().bytes_sent) - before) / static_cast<double>(out) - slot_overhead);
+          (static_cast<double>(dv.stats().payload_bytes_sent) - before) / static_cast<double>(out));
     seconds += std::chrono::duration<double>(clock::now() - start).count();
     if (round % o.report_every == 0 || round == o.rounds) report(round);
   }

@@ -76,7 +76,10 @@ inline std::vector<dml::tune::setting> lr_sweep(const dml::tune::setting& start)
 }
 
 /// A refining round's plan around `best`: `best` itself (so that the
-/// current setting competes), its learning rate times 10^-1/2 and 10^1/2,
+/// current setting competes), its learning rate times 10^-1/2, 10^1/2,
+/// 10^-1 and 10 (the first round chose among decades from an untrained
+/// model, where the noise penalty favours small steps; from a trained
+/// state the loss reached ranks them again),
 /// and -- when `all` -- its neighbours in cb-size (half, twice and four
 /// times, where the space has them) and the staleness 1 and 3 (when tuned).
 inline std::vector<dml::tune::setting> refine(const dml::tune::space& sp, const dml::tune::setting& best,
@@ -85,7 +88,7 @@ inline std::vector<dml::tune::setting> refine(const dml::tune::space& sp, const 
   auto add = [&](dml::tune::setting x) {
     if (sp.contains(x) && std::find(plan.begin(), plan.end(), x) == plan.end()) plan.push_back(std::move(x));
   };
-  for (double f : {std::pow(10.0, -0.5), std::pow(10.0, 0.5)}) {
+  for (double f : {std::pow(10.0, -0.5), std::pow(10.0, 0.5), 0.1, 10.0}) {
     dml::tune::setting x = best;
     x[0] = std::clamp(best[0] * f, sp[0].low, sp[0].high);
     add(x);
@@ -252,7 +255,7 @@ tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const sett
     // Equal work and the same samples (every branch restores the sample
     // cursor) make those losses comparable, so the trials can be short.
     if (report.rounds == 1)
-      o.initial_clocks = o.max_clocks = std::max<std::size_t>(o.initial_clocks, r.trial_clocks / 4);
+      o.initial_clocks = o.max_clocks = std::max<std::size_t>(o.initial_clocks, r.trial_clocks / 2);
     used = used_now();
     if (leader) {
       std::printf("tuning round %zu: %s (%s), trials of %zu units\n", report.rounds,

@@ -94,3 +94,33 @@ TEST_CASE("short traces and bad arguments") {
   REQUIRE_THROWS_WITH(summarize(two, t2, o), dml_test::contains("at least 2 windows"));
   CHECK(std::string(dml::tune::to_string(label::diverged)) == "diverged");
 }
+
+TEST_CASE("summarize_from: the fork's loss is window 0, so a fast early drop counts") {
+  // Two branches forked at loss 2: one drops to 1 at once and stays flat,
+  // the other falls steadily from 2 to 1.5. From the first window the flat
+  // one has made no progress; from the fork it has made twice as much.
+  std::vector<double> flat(20, 1.0), steady(20);
+  for (std::size_t i = 0; i < steady.size(); ++i) steady[i] = 2.0 - 0.025 * double(i + 1);
+  const auto t = times(20);
+  CHECK(summarize(flat, t).verdict == label::unstable);
+  const auto a = dml::tune::summarize_from(2.0, 0.0, flat, t);
+  const auto b = dml::tune::summarize_from(2.0, 0.0, steady, t);
+  CHECK(a.verdict == label::converging);
+  CHECK(b.verdict == label::converging);
+  CHECK(a.range == Approx(-1.0));
+  CHECK(a.noise == 0.0);
+  CHECK(a.elapsed == Approx(9.25));  // last window's mean time (9.0 + 9.5) / 2, from 0
+  CHECK(a.speed == Approx(1.0 / 9.25));
+  CHECK(a.speed > b.speed);
+  // A branch that jumps above the fork's loss first carries that rise as noise.
+  std::vector<double> jump(20, 1.0);
+  jump[0] = jump[1] = 5.0;
+  const auto c = dml::tune::summarize_from(2.0, 0.0, jump, t);
+  CHECK(c.noise == Approx(3.0));
+  CHECK(c.verdict == label::unstable);
+  CHECK(c.speed == 0.0);
+  // Ending above the fork's loss is never converging.
+  std::vector<double> up(20, 2.5);
+  CHECK(dml::tune::summarize_from(2.0, 0.0, up, t).verdict == label::unstable);
+  CHECK(dml::tune::summarize_from(std::nan(""), 0.0, up, t).verdict == label::diverged);
+}

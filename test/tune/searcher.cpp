@@ -71,3 +71,15 @@ TEST_CASE("spaces refuse what cannot be searched") {
   CHECK_THROWS_AS(dml::tune::grid_searcher(sp, 0), dml::config_error);
   CHECK_THROWS_AS(dml::tune::random_searcher(dml::tune::space{}, 1), dml::config_error);
 }
+
+TEST_CASE("list_searcher: the plan in order, then the end; settings outside the space refused") {
+  dml::tune::space sp;
+  sp.range("lr", 1e-3, 10.0, dml::tune::scale::log).choice("cb", {64, 256});
+  dml::tune::list_searcher l(sp, {{1.0, 64}, {0.1, 256}, {0.01, 64}});
+  CHECK(l.size() == 3);
+  CHECK(*l.next() == dml::tune::setting{1.0, 64});
+  CHECK(*l.next() == dml::tune::setting{0.1, 256});
+  CHECK(*l.next() == dml::tune::setting{0.01, 64});
+  CHECK_FALSE(l.next());
+  CHECK_THROWS_WITH(dml::tune::list_searcher(sp, {{1.0, 128}}), dml_test::contains("lies outside the space"));
+}

@@ -86,3 +86,31 @@ TEST_CASE("stalled: a flat trace stalls, a falling one does not") {
   t.loss.assign(20, 0.25);
   CHECK(dml::tune::stalled(t));
 }
+
+TEST_CASE("near-ties between converging branches go to the fewer wall seconds") {
+  // One member; two settings of equal progress per step whose traces
+  // report different wall seconds: with tie_spread the cheaper one wins,
+  // without it the first (equal speed) stays.
+  for (const double spread : {0.0, 0.05}) {
+    dml::tune::result res;
+    inproc::run(1, [&](inproc::context& c) {
+      std::vector<double> w{1.0};
+      dml::tune::branches br(c, w);
+      dml::tune::space sp;
+      sp.range("lr", 0.1, 1.0).choice("cost", {1, 2});
+      dml::tune::list_searcher l(sp, {{0.5, 1}});
+      dml::tune::options o;
+      o.initial_clocks = 4;
+      o.tie_spread = spread;
+      auto run = [&](const dml::tune::setting& s, std::size_t clocks) {
+        auto t = descend(c, w, s[0], clocks);
+        t.seconds = s[1] * static_cast<double>(clocks);
+        return t;
+      };
+      res = dml::tune::tune(l, br, run, 0, o, dml::tune::setting{0.5, 2});
+    });
+    INFO("tie_spread " << spread);
+    REQUIRE(res.trials.size() == 2);
+    CHECK(res.best[1] == (spread > 0 ? 1.0 : 2.0));
+  }
+}

@@ -87,7 +87,50 @@ struct summary {
 /// fewer than two points is `unstable` with speed 0 (too short to tell),
 /// unless a value in it is not finite.
 [[nodiscard]] inline summary summarize(std::span<const double> loss, std::span<const double> time,
-                                       const summarizer_options& o = {}) {
+                                       const summarizer_options& o = {});
+
+/// Summarizes a branch's trace from the point it was forked at: as
+/// `summarize`, but with the loss `origin` at time `origin_time` as an extra
+/// window x_0 in front of the K windows of the trace. The range is then
+/// x_K - origin, the noise counts a rise from the origin to the first
+/// window too, and the speed is the fall per unit of time since the fork.
+///
+/// Branches forked from the same state share the origin, so a setting that
+/// drops the loss within its first window keeps that drop in its range
+/// (measured from the first window, it would be lost, and a slowly falling
+/// trace would rank above one that already reached a lower loss).
+[[nodiscard]] inline summary summarize_from(double origin, double origin_time, std::span<const double> loss,
+                                            std::span<const double> time, const summarizer_options& o = {}) {
+  summary s = summarize(loss, time, o);
+  if (s.verdict == label::diverged) return s;
+  if (!std::isfinite(origin) || !std::isfinite(origin_time)) {
+    s = {};
+    s.verdict = label::diverged;
+    return s;
+  }
+  if (loss.empty()) return s;
+  s.verdict = label::unstable;
+  s.speed = 0;
+  // The first window's mean (the same cut as summarize's).
+  const std::size_t n = loss.size(), k = std::min(o.windows, n), first_end = n / k;
+  double x1 = 0;
+  for (std::size_t i = 0; i < first_end; ++i) x1 += loss[i];
+  x1 /= static_cast<double>(first_end);
+  s.noise = std::max(s.noise, x1 - origin);
+  s.range = s.last - origin;
+  // The last window's mean time: elapsed (first to last) plus the first's.
+  double t1 = 0;
+  for (std::size_t i = 0; i < first_end; ++i) t1 += time[i];
+  t1 /= static_cast<double>(first_end);
+  s.elapsed = (n >= 2 ? s.elapsed + t1 : t1) - origin_time;
+  if (s.elapsed > 0) s.speed = std::max(0.0, (-s.range - s.noise) / s.elapsed);
+  const double epsilon = o.epsilon > 0 ? o.epsilon : 1.0 / static_cast<double>(o.windows);
+  if (s.range < 0 && s.noise < epsilon * -s.range && s.elapsed > 0) s.verdict = label::converging;
+  return s;
+}
+
+inline summary summarize(std::span<const double> loss, std::span<const double> time,
+                         const summarizer_options& o) {
   if (loss.size() != time.size())
     throw config_error("dml::tune::summarize: " + std::to_string(loss.size()) + " losses but " +
                        std::to_string(time.size()) + " times; every loss needs the time it was taken");

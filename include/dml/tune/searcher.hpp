@@ -8,11 +8,12 @@
 ///   range) from its own seeded generator, so members with the same seed
 ///   propose the same settings without talking;
 /// - `grid_searcher` proposes every point of a grid (`points` per
-///   continuous range, every choice of a list), in a fixed order, then ends.
+///   continuous range, every choice of a list), in a fixed order, then ends;
+/// - `list_searcher` proposes the settings it was given, in order, then ends.
 ///
 /// A searcher is any type with `std::optional<setting> next()` (nullopt: no
 /// more proposals) and `void report(const setting&, double speed)` (what
-/// the proposal achieved; model-based searchers learn from it, these two
+/// the proposal achieved; model-based searchers learn from it, these
 /// ignore it). See dml/tune/tuner.hpp for the loop that drives them.
 #pragma once
 
@@ -222,6 +223,32 @@ class grid_searcher {
   std::vector<std::vector<double>> axes_;
   std::vector<std::size_t> at_;
   bool done_ = false;
+};
+
+/// Proposes the given settings in order, then ends: a plan the caller
+/// builds (e.g. a log grid of learning rates around the user's, or the
+/// neighbours of the best setting so far). Throws `dml::config_error` when
+/// a setting lies outside the space.
+class list_searcher {
+ public:
+  list_searcher(space sp, std::vector<setting> plan) : space_(std::move(sp)), plan_(std::move(plan)) {
+    for (const auto& s : plan_)
+      if (!space_.contains(s))
+        throw config_error("dml::tune::list_searcher: the setting " + space_.describe(s) +
+                           " lies outside the space");
+  }
+  [[nodiscard]] std::optional<setting> next() {
+    if (at_ == plan_.size()) return std::nullopt;
+    return plan_[at_++];
+  }
+  void report(const setting&, double) noexcept {}
+  [[nodiscard]] std::size_t size() const noexcept { return plan_.size(); }
+  [[nodiscard]] const tune::space& search_space() const noexcept { return space_; }
+
+ private:
+  tune::space space_;
+  std::vector<setting> plan_;
+  std::size_t at_ = 0;
 };
 
 }  // namespace tune

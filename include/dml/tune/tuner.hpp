@@ -20,10 +20,10 @@
 /// seed everywhere): every decision here is a function of them, so every
 /// member takes the same branch without a coordinator.
 ///
-/// A branch whose last window lies above the first loss of its trace (the
-/// loss at the fork) is not counted as converging: with short trials, a
-/// step that blows the loss up and then recovers quickly otherwise looks
-/// fast.
+/// A branch is summarized from its fork (`summarize_from`, with the first
+/// loss of its trace -- the loss of the forked state -- at time 0): a
+/// branch that ends above the loss it was forked at is not converging, and
+/// one that dropped the loss within its first window keeps that drop.
 ///
 /// Re-tuning: call `tune` again when `stalled(trace)` says the current
 /// setting stopped converging.
@@ -47,9 +47,14 @@
 DML_BEGIN_NAMESPACE
 namespace tune {
 
-/// A trace: losses and the times they were taken at.
+/// A trace: losses and the times they were taken at. The time may be any
+/// measure of work that grows along the trace (seconds, clocks, examples
+/// processed); speeds are loss per that unit. `seconds`, when the caller
+/// fills it in, is the agreed wall time the stretch took: it breaks ties
+/// between branches that progress alike (dml::tune::options::tie_spread).
 struct trace {
   std::vector<double> loss, time;
+  double seconds = 0;
 };
 
 /// One trial branch as the tuner saw it.
@@ -57,7 +62,8 @@ struct trial {
   setting values;
   summary progress;
   std::size_t clocks = 0;  ///< clocks the branch ran
-  double seconds = 0;      ///< the branch's time in its trace's unit
+  double elapsed = 0;      ///< the branch's time since the fork, in its trace's unit
+  double seconds = 0;      ///< the branch's wall seconds (the sum of its traces' `seconds`)
   bool kept = false;       ///< set on the branch the round ended with
 };
 
@@ -70,7 +76,7 @@ struct result {
   bool found = false;
   std::size_t trial_clocks = 0;  ///< the trial length decided
   std::vector<trial> trials;     ///< every branch, in the order forked
-  double kept_seconds = 0;       ///< the kept branch's time (training kept)
+  double kept_seconds = 0;       ///< the kept branch's wall seconds (training kept)
   double wall_seconds = 0;       ///< this member's wall time in tune()
 };
 
@@ -81,6 +87,10 @@ struct options {
   std::size_t max_trials = 12;     ///< settings tried per round, at most
   std::size_t stop_top = 5;        ///< stop when the best stop_top speeds ...
   double stop_spread = 0.1;        ///< ... lie within this fraction of the best
+  /// Two converging branches whose speeds lie within this fraction of the
+  /// higher one progress alike; the one with fewer wall seconds (the
+  /// traces' `seconds`, when given) wins. 0: the speed alone decides.
+  double tie_spread = 0;
   summarizer_options summarizer{};
   /// Called on every member after each trial (e.g. to print it on one).
   std::function<void(const trial&)> on_trial;
@@ -94,14 +104,23 @@ struct options {
 
 namespace detail {
 /// Better branch: converging before unstable before diverged; among
-/// converging ones the higher speed, among unstable ones (whose speed says
-/// little) the lower last loss; ties keep the earlier.
-inline bool better(const summary& a, const summary& b) {
+/// converging ones the higher speed -- unless the speeds lie within
+/// `tie_spread` of the higher one and both wall times are known, then the
+/// fewer wall seconds -- and among unstable ones (whose speed says little)
+/// the lower last loss; ties keep the earlier.
+inline bool better(const trial& a, const trial& b, double tie_spread) {
   auto rank = [](label l) { return l == label::converging ? 0 : l == label::unstable ? 1 : 2; };
-  if (rank(a.verdict) != rank(b.verdict)) return rank(a.verdict) < rank(b.verdict);
-  if (a.verdict == label::diverged) return false;
-  if (a.verdict == label::converging && a.speed != b.speed) return a.speed > b.speed;
-  return a.last < b.last;
+  const summary &x = a.progress, &y = b.progress;
+  if (rank(x.verdict) != rank(y.verdict)) return rank(x.verdict) < rank(y.verdict);
+  if (x.verdict == label::diverged) return false;
+  if (x.verdict == label::converging) {
+    const double top = std::max(x.speed, y.speed);
+    if (tie_spread > 0 && a.seconds > 0 && b.seconds > 0 &&
+        top - std::min(x.speed, y.speed) <= tie_spread * top)
+      return a.seconds < b.seconds;
+    if (x.speed != y.speed) return x.speed > y.speed;
+  }
+  return x.last < y.last;
 }
 
 /// Appends `piece` (times from its own start) to `whole`.
@@ -112,6 +131,7 @@ inline void append(trace& whole, const trace& piece) {
   const double offset = whole.time.empty() ? 0.0 : whole.time.back();
   whole.loss.insert(whole.loss.end(), piece.loss.begin(), piece.loss.end());
   for (double t : piece.time) whole.time.push_back(offset + t);
+  whole.seconds += piece.seconds;
 }
 }  // namespace detail
 
@@ -158,13 +178,13 @@ result tune(Searcher& searcher, Branches& branches, Run&& run, std::uint64_t clo
     branches.restore(fresh ? parent : b.id);
     detail::append(b.tr, run(std::as_const(b.t.values), length - b.t.clocks));
     b.t.clocks = length;
-    b.t.seconds = b.tr.time.empty() ? 0.0 : b.tr.time.back();
-    b.t.progress = summarize(b.tr.loss, b.tr.time, o.summarizer);
-    // A branch that ends above the loss it was forked at has made no
-    // progress, however fast it recovers from its own first steps.
-    if (b.t.progress.verdict == label::converging && !b.tr.loss.empty() &&
-        b.t.progress.last >= b.tr.loss.front())
-      b.t.progress.verdict = label::unstable;
+    b.t.elapsed = b.tr.time.empty() ? 0.0 : b.tr.time.back();
+    b.t.seconds = b.tr.seconds;
+    // Judged from the fork: the first loss is the forked state's (run()
+    // reports the loss a clock starts from), shared by every branch.
+    b.t.progress = b.tr.loss.empty()
+                       ? summary{}
+                       : summarize_from(b.tr.loss.front(), 0.0, b.tr.loss, b.tr.time, o.summarizer);
     branches.save(b.id, clock + length);
   };
 
@@ -173,19 +193,21 @@ result tune(Searcher& searcher, Branches& branches, Run&& run, std::uint64_t clo
     auto s = next_setting();
     if (!s && tried.empty()) throw config_error("dml::tune::tune: the searcher proposed no setting");
     if (s) {
-      tried.push_back(live_branch{tried.size() + 1, trial{std::move(*s), {}, 0, 0, false}, {}});
+      tried.push_back(live_branch{tried.size() + 1, trial{std::move(*s), {}, 0, 0, 0, false}, {}});
       advance(tried.back(), true);
       searcher.report(tried.back().t.values, tried.back().t.progress.speed);
       if (o.on_trial) o.on_trial(tried.back().t);
     }
+    // Branches that ended above their fork's loss are not extended: they
+    // made no progress, and more time does not make them comparable.
     for (auto& b : tried)
-      if (b.t.clocks < length && b.t.progress.verdict != label::diverged) {
+      if (b.t.clocks < length && b.t.progress.verdict != label::diverged && b.t.progress.range < 0) {
         advance(b, false);
         if (o.on_trial) o.on_trial(b.t);
       }
     for (std::size_t i = 0; i < tried.size(); ++i) {
       if (tried[i].t.progress.verdict == label::diverged) branches.drop(tried[i].id);
-      if (detail::better(tried[i].t.progress, tried[best].t.progress)) best = i;
+      if (detail::better(tried[i].t, tried[best].t, o.tie_spread)) best = i;
     }
     decided = tried[best].t.progress.verdict == label::converging;
     if (!decided) {
@@ -205,14 +227,16 @@ result tune(Searcher& searcher, Branches& branches, Run&& run, std::uint64_t clo
     std::sort(speeds.rbegin(), speeds.rend());
     return speeds[0] - speeds[o.stop_top - 1] <= o.stop_spread * speeds[0];
   };
-  while (decided && tried.size() < o.max_trials && !spread_small()) {
+  // It also runs when the length reached max_clocks without a converging
+  // branch: the rest of the settings are tried at that length.
+  while (tried.size() < o.max_trials && !spread_small()) {
     auto s = next_setting();
     if (!s) break;
-    tried.push_back(live_branch{tried.size() + 1, trial{std::move(*s), {}, 0, 0, false}, {}});
+    tried.push_back(live_branch{tried.size() + 1, trial{std::move(*s), {}, 0, 0, 0, false}, {}});
     advance(tried.back(), true);
     searcher.report(tried.back().t.values, tried.back().t.progress.speed);
     if (o.on_trial) o.on_trial(tried.back().t);
-    if (detail::better(tried.back().t.progress, tried[best].t.progress)) {
+    if (detail::better(tried.back().t, tried[best].t, o.tie_spread)) {
       branches.drop(tried[best].id);
       best = tried.size() - 1;
     } else {

@@ -6,6 +6,7 @@
 /// dml/comm/verbs.hpp) because they need their libraries.
 #pragma once
 
+#include <dml/comm/any.hpp>
 #include <dml/comm/broadcast.hpp>
 #include <dml/comm/concepts.hpp>
 #include <dml/comm/inproc.hpp>

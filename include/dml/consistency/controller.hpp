@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: BSL-1.0
+/// @file
+/// The rule that drives consistency::adaptive: from what every member
+/// measured over the last decision window (its vector's statistics and the
+/// loss its trainer reported) to the mode, slack and communication period
+/// of the next window. A pure function of its inputs and of the controller's
+/// own memory, so every member that evaluates it on the same records takes
+/// the same decision. docs/adaptive.md explains the rule and its reasons.
+#pragma once
+
+#include <dml/fwd.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+DML_BEGIN_NAMESPACE
+namespace consistency {
+
+/// How members of an adaptive vector wait for each other.
+enum class adaptive_mode : std::uint8_t { bsp = 0, ssp = 1, asp = 2 };
+
+/// The values an adaptive vector may change during its run. `slack` matters
+/// under ssp only; `period` is advice to the trainer: how many local steps
+/// to take between two exchanges (the vector does not enforce it).
+struct adaptive_settings {
+  adaptive_mode mode = adaptive_mode::bsp;
+  std::uint64_t slack = 0;
+  std::uint64_t period = 1;
+  friend bool operator==(const adaptive_settings&, const adaptive_settings&) = default;
+  /// "bsp", "ssp(2)" or "asp", then "/period 3" when the period is not 1.
+  [[nodiscard]] std::string text() const {
+    std::string t = mode == adaptive_mode::bsp   ? "bsp"
+                    : mode == adaptive_mode::asp ? "asp"
+                                                 : "ssp(" + std::to_string(slack) + ")";
+    if (period != 1) t += "/period " + std::to_string(period);
+    return t;
+  }
+};
+
+/// What one member measured over one decision window: deltas of its
+/// vector_stats, and the mean loss its trainer reported (NaN: none).
+struct window_observation {
+  double compute_seconds = 0;   ///< the caller's own work between exchanges
+  double exchange_seconds = 0;  ///< inside scatter/gather (waits included)
+  double wait_seconds = 0;      ///< blocked in barriers, waits and the agreement
+  std::uint64_t clocks = 0;     ///< gathers in the window
+  std::uint64_t full_gathers = 0;
+  double loss = std::numeric_limits<double>::quiet_NaN();
+};
+
+/// The thresholds of the rule (docs/adaptive.md). Every member must use the
+/// same; adaptive puts them into its name, which members compare.
+struct controller_options {
+  /// A member whose compute time per clock is this many times the median's
+  /// is a straggler: the slack widens.
+  double straggler_ratio = 1.5;
+  /// Below this ratio the group is balanced again: the slack narrows.
+  double balanced_ratio = 1.2;
+  /// The reported loss rising by more than this fraction from one window
+  /// to the next means the replicas drift apart: the mode tightens.
+  double loss_rise = 0.02;
+  /// Communication (exchange time without waits) above this share of the
+  /// median member's time lengthens the period; below `comm_low` shortens it.
+  double comm_high = 0.5;
+  double comm_low = 0.15;
+  std::uint64_t max_slack = 8;
+  std::uint64_t max_period = 8;
+  /// Whether the rule may choose asp (a straggler beyond what max_slack
+  /// covers); off by default: bounded staleness keeps accuracy.
+  bool allow_asp = false;
+
+  /// The options as text, for the policy's name.
+  [[nodiscard]] std::string text() const {
+    auto num = [](double x) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%g", x);
+      return std::string(b);
+    };
+    return "straggler " + num(straggler_ratio) + ", balanced " + num(balanced_ratio) + ", loss rise " +
+           num(loss_rise) + ", comm " + num(comm_low) + ".." + num(comm_high) +
+           ", slack<=" + std::to_string(max_slack) + ", period<=" + std::to_string(max_period) +
+           (allow_asp ? ", asp" : "");
+  }
+};
+
+/// The rule. `decide` is called once per window with every live member's
+/// observation (in the same order on every member) and the settings that
+/// were in effect; it returns the settings of the next window. The only
+/// state it keeps is the previous window's loss.
+class controller {
+ public:
+  controller() = default;
+  explicit controller(controller_options o) : o_(o) {}
+  [[nodiscard]] const controller_options& options() const noexcept { return o_; }
+
+  /// Compute time per clock of the slowest member over the median's (1 when
+  /// nobody measured anything).
+  [[nodiscard]] static double imbalance(std::span<const window_observation> obs) {
+    std::vector<double> per;
+    for (const auto& o : obs)
+      if (o.clocks > 0) per.push_back(o.compute_seconds / static_cast<double>(o.clocks));
+    if (per.size() < 2) return 1;
+    std::sort(per.begin(), per.end());
+    const double median = per[(per.size() - 1) / 2];  // lower median: robust to one straggler
+    if (!(median > 0)) return 1;
+    return per.back() / median;
+  }
+  /// The median member's share of time spent communicating without waiting
+  /// ((exchange - wait) / (exchange + compute)).
+  [[nodiscard]] static double communication_share(std::span<const window_observation> obs) {
+    std::vector<double> share;
+    for (const auto& o : obs) {
+      const double total = o.exchange_seconds + o.compute_seconds;
+      if (o.clocks > 0 && total > 0)
+        share.push_back(std::max(0.0, o.exchange_seconds - o.wait_seconds) / total);
+    }
+    if (share.empty()) return 0;
+    std::sort(share.begin(), share.end());
+    return share[(share.size() - 1) / 2];
+  }
+  /// The mean of the reported losses (NaN when nobody reported one).
+  [[nodiscard]] static double mean_loss(std::span<const window_observation> obs) {
+    double sum = 0;
+    std::size_t n = 0;
+    for (const auto& o : obs)
+      if (!std::isnan(o.loss)) {
+        sum += o.loss;
+        ++n;
+      }
+    return n == 0 ? std::numeric_limits<double>::quiet_NaN() : sum / static_cast<double>(n);
+  }
+
+  /// The settings of the next window.
+  [[nodiscard]] adaptive_settings decide(std::span<const window_observation> obs, adaptive_settings now) {
+    adaptive_settings next = now;
+    const double loss = mean_loss(obs);
+    const bool diverging =
+        !std::isnan(loss) && !std::isnan(last_loss_) && loss > last_loss_ * (1 + o_.loss_rise);
+    if (!std::isnan(loss)) last_loss_ = loss;
+    bool measured = false;
+    for (const auto& o : obs) measured = measured || o.clocks > 0;
+    if (!measured) return now;
+    const double ratio = imbalance(obs);
+    const std::uint64_t clocks = max_clocks(obs);
+    if (diverging) {
+      // Replicas drift apart: one step towards bsp, and exchange more often.
+      next = tighter(now);
+      next.period = std::max<std::uint64_t>(1, now.period / 2);
+      return next;
+    }
+    if (ratio >= o_.straggler_ratio) {
+      // Enough slack that the others need not block inside a window: in
+      // `clocks` clocks they get ahead of the straggler by clocks x (1 - 1/r).
+      const auto want = static_cast<std::uint64_t>(std::ceil(static_cast<double>(clocks) * (1 - 1 / ratio)));
+      const std::uint64_t slack = std::max<std::uint64_t>(1, want);
+      if (slack > o_.max_slack && o_.allow_asp) {
+        next.mode = adaptive_mode::asp;
+        next.slack = 0;
+      } else {
+        next.mode = adaptive_mode::ssp;
+        next.slack = std::max(now.mode == adaptive_mode::ssp ? now.slack : 0, std::min(slack, o_.max_slack));
+      }
+    } else if (ratio < o_.balanced_ratio) {
+      next = tighter(now);
+    }
+    const double comm = communication_share(obs);
+    if (comm > o_.comm_high)
+      next.period = std::min(o_.max_period, now.period * 2);
+    else if (comm < o_.comm_low)
+      next.period = std::max<std::uint64_t>(1, now.period / 2);
+    return next;
+  }
+
+ private:
+  static std::uint64_t max_clocks(std::span<const window_observation> obs) {
+    std::uint64_t c = 0;
+    for (const auto& o : obs) c = std::max(c, o.clocks);
+    return c;
+  }
+  // One step towards bsp: asp -> ssp(max_slack), ssp(s) -> ssp(s / 2), ssp(1) -> bsp.
+  adaptive_settings tighter(adaptive_settings s) const {
+    if (s.mode == adaptive_mode::asp) {
+      s.mode = adaptive_mode::ssp;
+      s.slack = std::max<std::uint64_t>(1, o_.max_slack);
+    } else if (s.mode == adaptive_mode::ssp) {
+      s.slack /= 2;
+      if (s.slack == 0) s.mode = adaptive_mode::bsp;
+    }
+    return s;
+  }
+
+  controller_options o_;
+  double last_loss_ = std::numeric_limits<double>::quiet_NaN();
+};
+
+}  // namespace consistency
+DML_END_NAMESPACE

@@ -44,6 +44,7 @@
 #include <exception>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -51,11 +52,19 @@ namespace {
 using trainer::sample_set;
 using trainer::settings;
 
+// --straggler R@F: member R takes F times as long for each local step (it
+// sleeps F - 1 times the step's own time after it), for the experiments of
+// docs/adaptive.md.
+struct straggler {
+  std::size_t member = 0;
+  double factor = 1;
+};
+
 template <class Consistency>
 trainer::row train(trainer::launcher& launch, const dml::topology::any& topology,
                    const Consistency& consistency, const settings& s, std::size_t batch_size, bool allreduce,
                    std::size_t classes, const sample_set& train, const sample_set& test,
-                   trainer::progress& out) {
+                   trainer::progress& out, straggler slow) {
   const auto rows = train.cols() + 1, cols = static_cast<Eigen::Index>(classes);  // the model's shape
   const std::size_t n = static_cast<std::size_t>(train.rows()), dim = static_cast<std::size_t>(rows * cols);
   const std::vector<std::size_t> order = dml::data::permutation(n, s.seed);
@@ -111,9 +120,11 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
       mine.next(comm, order, s, epoch);
       const std::size_t per_step = mine.per_step();
       const float lr = s.lr / std::sqrt(static_cast<float>(epoch));  // a decaying step settles the noise
+      std::size_t since_exchange = 0;                                // local steps since the last exchange
       for (std::size_t k = 0; k < steps; ++k) {
         // cb-size examples in minibatches of `batch` (the last one may be smaller)
         const auto& samples = mine.samples();
+        const auto step_start = clock::now();
         train.visit([&](const auto& x) {
           for (std::size_t first = k * per_step, end = first + per_step; first < end; first += batch_size) {
             batch.assign(samples.begin() + static_cast<std::ptrdiff_t>(first),
@@ -121,17 +132,31 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
             trainer::softmax_step(w, x, train.y, batch, lr, scratch);
           }
         });
+        if (slow.factor > 1 && comm.rank() == slow.member)
+          std::this_thread::sleep_for((clock::now() - step_start) * (slow.factor - 1));
         // [4] Model averaging with the neighbours.
         if (allreduce) {  // --baseline mpi_allreduce: the same step without dml
           launch.allreduce_mean(storage);
           continue;
         }
+        // Under --consistency adaptive the controller may advise exchanging
+        // every few steps (the same on every member: it is agreed); the
+        // last step of an epoch always exchanges.
+        if (++since_exchange < trainer::advised_period(v) && k + 1 < steps) continue;
+        since_exchange = 0;
         std::copy(storage.begin(), storage.end(), v.span().begin());
         v.scatter();
         v.gather();
         std::copy(v.span().begin(), v.span().end(), storage.begin());
       }
       report(epoch, start);
+    }
+    if (const auto* a = trainer::adaptive_of(v); a != nullptr && dml::io::leader(comm)) {
+      std::string text = "adaptive: " + std::to_string(a->changes().size()) + " changes in " +
+                         std::to_string(v.clock()) + " clocks";
+      for (const auto& c : a->changes())
+        text += "; " + c.settings.text() + " from clock " + std::to_string(c.clock);
+      std::printf("%s\n", text.c_str());
     }
     trainer::report_final(launch, comm, s, last, "accuracy", [&] {
       trainer::print_view_changes(comm, changes_printed);
@@ -200,6 +225,23 @@ int main(int argc, char** argv) {
          "processes:\nplain synchronous SGD, the benchmarks' baseline);\nneeds --transport mpi_rma or mpi")
       ->option_text("NAME")
       ->check(cli::one_of({"mpi_allreduce"}));
+  straggler slow;
+  app->add_option_function<std::string>(
+         "--straggler",
+         [&slow](const std::string& text) {
+           const auto at = trainer::member_at_seconds(text);  // the same R@X form as --kill-after
+           slow.member = at->first;
+           slow.factor = at->second;
+         },
+         "member R takes F times as long for each local step\n(experiments: docs/adaptive.md)")
+      ->option_text("R@F")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            const auto at = trainer::member_at_seconds(v);
+            return at && at->second >= 1 ? std::string()
+                                         : "needs MEMBER@FACTOR, FACTOR >= 1 (e.g. 3@4), got '" + v + "'";
+          },
+          "R@F"));
   if (const auto exit = trainer::parse(*app, argc, argv, s)) return *exit;
   const bool allreduce = baseline == "mpi_allreduce";
   try {
@@ -247,7 +289,8 @@ int main(int argc, char** argv) {
           train_set.sparse() ? " (sparse rows)" : "", classes);
     trainer::progress out(launch.leader() ? s.csv : std::string(), "accuracy");
     const trainer::row r = trainer::with_policies(s, [&](auto topology, auto consistency) {
-      return train(launch, topology, consistency, s, batch, allreduce, classes, train_set, test_set, out);
+      return train(launch, topology, consistency, s, batch, allreduce, classes, train_set, test_set, out,
+                   slow);
     });
     trainer::finish(launch, s, r, "accuracy");
   } catch (const trainer::usage_error& e) {

@@ -250,28 +250,30 @@ std::pair<double, double> softmax_evaluate(const W& w, const Rows& x, const std:
 
 /// One SGD step of softmax regression on the rows `batch` of x (labels y):
 /// W -= lr / b * [X_b^T P; 1^T P], P = softmax(X_b W) - onehot(y_b).
-/// Dense rows: Eigen's matrix products on a copy of the batch.
+/// Dense rows: Eigen's matrix products on a copy of the batch. Returns the
+/// batch's mean cross-entropy before the step.
 template <class W>
-void softmax_step(W& w, const matrix& x, const std::vector<int>& y, std::span<const std::size_t> batch,
-                  float lr, class_scores& p) {
+double softmax_step(W& w, const matrix& x, const std::vector<int>& y, std::span<const std::size_t> batch,
+                    float lr, class_scores& p) {
   const matrix xb = x(std::vector<std::size_t>(batch.begin(), batch.end()), Eigen::all);
   std::vector<int> yb(batch.size());
   for (std::size_t k = 0; k < batch.size(); ++k) yb[k] = y[batch[k]];
   logits(w, xb, p);
-  softmax(p, yb);
+  const double loss = softmax(p, yb);
   for (std::size_t k = 0; k < batch.size(); ++k) p(static_cast<Eigen::Index>(k), yb[k]) -= 1.0f;
   const float scale = lr / static_cast<float>(batch.size());
   const Eigen::Index d = xb.cols();
   w.topRows(d).noalias() -= scale * (xb.transpose() * p);
   w.row(d) -= scale * p.colwise().sum();
+  return loss;
 }
 
 /// The same step for sparse rows: X_b W and X_b^T P visit only the rows of
 /// W of the batch's nonzero features, so the step costs O(nonzeros x
 /// classes) whatever the width.
 template <class W>
-void softmax_step(W& w, const sparse_matrix& x, const std::vector<int>& y, std::span<const std::size_t> batch,
-                  float lr, class_scores& p) {
+double softmax_step(W& w, const sparse_matrix& x, const std::vector<int>& y,
+                    std::span<const std::size_t> batch, float lr, class_scores& p) {
   const Eigen::Index d = w.rows() - 1;
   const auto b = static_cast<Eigen::Index>(batch.size());
   p.resize(b, w.cols());
@@ -282,13 +284,14 @@ void softmax_step(W& w, const sparse_matrix& x, const std::vector<int>& y, std::
   }
   std::vector<int> yb(batch.size());
   for (std::size_t k = 0; k < batch.size(); ++k) yb[k] = y[batch[k]];
-  softmax(p, yb);
+  const double loss = softmax(p, yb);
   for (Eigen::Index k = 0; k < b; ++k) p(k, yb[static_cast<std::size_t>(k)]) -= 1.0f;
   const float scale = lr / static_cast<float>(batch.size());
   for (Eigen::Index k = 0; k < b; ++k)
     for (sparse_matrix::InnerIterator it(x, static_cast<Eigen::Index>(batch[k])); it; ++it)
       w.row(it.index()) -= (scale * it.value()) * p.row(k);
   w.row(d) -= scale * p.colwise().sum();
+  return loss;
 }
 
 /// The mean squared length of the rows of x.

@@ -40,6 +40,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <stdexcept>
@@ -53,11 +54,23 @@ using trainer::sample_set;
 using trainer::settings;
 
 // --straggler R@F: member R takes F times as long for each local step (it
-// sleeps F - 1 times the step's own time after it), for the experiments of
-// docs/adaptive.md.
+// sleeps F - 1 times the step's own time after it); --straggler random@F:
+// at each local step one member, drawn anew (the same draw on every
+// member), does. For the experiments of docs/adaptive.md.
 struct straggler {
   std::size_t member = 0;
   double factor = 1;
+  bool random = false;
+  // Whether `rank` is the slow one at local step k of `epoch` of `ranks`.
+  [[nodiscard]] bool slow_at(std::size_t rank, std::size_t epoch, std::size_t k, std::size_t ranks) const {
+    if (factor <= 1) return false;
+    if (!random) return rank == member;
+    std::uint64_t h = (epoch * 1000003 + k) * 0x9e3779b97f4a7c15ULL;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 32;
+    return h % ranks == rank;
+  }
 };
 
 template <class Consistency>
@@ -76,6 +89,7 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
     // over all ranks once per epoch: bsp over all, average).
     auto v = dml::make_vector<float>(comm, dim, topology, consistency, dml::gather::average{});
     trainer::model_mean mean(comm, dim, 2);
+    const dml::consistency::adaptive* adaptive = trainer::adaptive_of(v);
     std::size_t changes_printed = 0;
     std::vector<float> storage(dim, 0.0f), avg;
     std::vector<double> stats;
@@ -129,10 +143,11 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
           for (std::size_t first = k * per_step, end = first + per_step; first < end; first += batch_size) {
             batch.assign(samples.begin() + static_cast<std::ptrdiff_t>(first),
                          samples.begin() + static_cast<std::ptrdiff_t>(std::min(end, first + batch_size)));
-            trainer::softmax_step(w, x, train.y, batch, lr, scratch);
+            const double loss = trainer::softmax_step(w, x, train.y, batch, lr, scratch);
+            if (adaptive) adaptive->report_loss(loss);  // the controller watches it rise
           }
         });
-        if (slow.factor > 1 && comm.rank() == slow.member)
+        if (slow.slow_at(comm.rank(), epoch, k, ranks))
           std::this_thread::sleep_for((clock::now() - step_start) * (slow.factor - 1));
         // [4] Model averaging with the neighbours.
         if (allreduce) {  // --baseline mpi_allreduce: the same step without dml
@@ -151,7 +166,7 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
       }
       report(epoch, start);
     }
-    if (const auto* a = trainer::adaptive_of(v); a != nullptr && dml::io::leader(comm)) {
+    if (const auto* a = adaptive; a != nullptr && dml::io::leader(comm)) {
       std::string text = "adaptive: " + std::to_string(a->changes().size()) + " changes in " +
                          std::to_string(v.clock()) + " clocks";
       for (const auto& c : a->changes())
@@ -229,15 +244,17 @@ int main(int argc, char** argv) {
   app->add_option_function<std::string>(
          "--straggler",
          [&slow](const std::string& text) {
-           const auto at = trainer::member_at_seconds(text);  // the same R@X form as --kill-after
+           slow.random = text.rfind("random@", 0) == 0;
+           const auto at = trainer::member_at_seconds(slow.random ? "0" + text.substr(6) : text);
            slow.member = at->first;
            slow.factor = at->second;
          },
-         "member R takes F times as long for each local step\n(experiments: docs/adaptive.md)")
+         "member R (random: a member drawn anew at each step)\ntakes F times as long for each local step\n"
+         "(experiments: docs/adaptive.md)")
       ->option_text("R@F")
       ->check(CLI::Validator(
           [](std::string& v) {
-            const auto at = trainer::member_at_seconds(v);
+            const auto at = trainer::member_at_seconds(v.rfind("random@", 0) == 0 ? "0" + v.substr(6) : v);
             return at && at->second >= 1 ? std::string()
                                          : "needs MEMBER@FACTOR, FACTOR >= 1 (e.g. 3@4), got '" + v + "'";
           },

@@ -209,7 +209,7 @@ TEST_CASE("controller: a straggler widens the slack, a balanced group narrows it
   CHECK(wide.slack == 8);  // ceil(16 x 3/4) = 12, capped at max_slack 8
   CHECK(wide.period == 1);
 
-  std::vector<c::window_observation> even(8, obs(1.0, 0.2, 0.15, 16));
+  std::vector<c::window_observation> even(8, obs(1.0, 0.2, 0.02, 16));  // balanced, nobody waits
   auto s = make(c::adaptive_mode::ssp, 4);
   s = ctl.decide(even, s);
   CHECK(s == make(c::adaptive_mode::ssp, 2));
@@ -243,6 +243,14 @@ TEST_CASE("controller: communication share sets the period; a rising loss tighte
   std::vector<c::window_observation> waiting(4, obs(1.0, 2.0, 1.9, 16));     // waiting is not communication
   CHECK(ctl.decide(waiting, make(c::adaptive_mode::bsp, 0, 2)).period == 1);
   CHECK(c::controller::communication_share(waiting) < 0.15);
+  // waiting 63% of the time: the slack widens although nobody computes slower
+  CHECK(ctl.decide(waiting, make(c::adaptive_mode::bsp)) == make(c::adaptive_mode::ssp, 8));
+  std::vector<c::window_observation> transient(8, obs(1.0, 0.8, 0.7, 16));  // wait share 0.39
+  CHECK(c::controller::imbalance(transient) == Approx(1.0));
+  CHECK(ctl.decide(transient, make(c::adaptive_mode::bsp)) == make(c::adaptive_mode::ssp, 7));
+  // some waiting, but below wait_high and above wait_low: the slack stays
+  std::vector<c::window_observation> some(8, obs(1.0, 0.3, 0.15, 16));
+  CHECK(ctl.decide(some, make(c::adaptive_mode::ssp, 3)) == make(c::adaptive_mode::ssp, 3));
 
   c::controller fresh;
   std::vector<c::window_observation> a(4, obs(1.0, 0.3, 0.1, 16, 1.00));

@@ -60,8 +60,16 @@ struct controller_options {
   /// A member whose compute time per clock is this many times the median's
   /// is a straggler: the slack widens.
   double straggler_ratio = 1.5;
-  /// Below this ratio the group is balanced again: the slack narrows.
+  /// Below this ratio the group is balanced again: the slack narrows (when
+  /// nobody waits much either).
   double balanced_ratio = 1.2;
+  /// The median member waiting (barriers, waits, the agreement) for more
+  /// than this share of its time also widens the slack: stragglers that
+  /// change from step to step raise no member's mean compute time, but
+  /// under bsp everybody waits for whoever is slow at each clock.
+  double wait_high = 0.25;
+  /// Below this waiting share (and the balanced ratio) the slack narrows.
+  double wait_low = 0.05;
   /// The reported loss rising by more than this fraction from one window
   /// to the next means the replicas drift apart: the mode tightens.
   double loss_rise = 0.02;
@@ -82,10 +90,10 @@ struct controller_options {
       std::snprintf(b, sizeof b, "%g", x);
       return std::string(b);
     };
-    return "straggler " + num(straggler_ratio) + ", balanced " + num(balanced_ratio) + ", loss rise " +
-           num(loss_rise) + ", comm " + num(comm_low) + ".." + num(comm_high) +
-           ", slack<=" + std::to_string(max_slack) + ", period<=" + std::to_string(max_period) +
-           (allow_asp ? ", asp" : "");
+    return "straggler " + num(straggler_ratio) + ", balanced " + num(balanced_ratio) + ", wait " +
+           num(wait_low) + ".." + num(wait_high) + ", loss rise " + num(loss_rise) + ", comm " +
+           num(comm_low) + ".." + num(comm_high) + ", slack<=" + std::to_string(max_slack) +
+           ", period<=" + std::to_string(max_period) + (allow_asp ? ", asp" : "");
   }
 };
 
@@ -124,6 +132,18 @@ class controller {
     std::sort(share.begin(), share.end());
     return share[(share.size() - 1) / 2];
   }
+  /// The median member's share of time spent waiting (wait / (exchange +
+  /// compute)).
+  [[nodiscard]] static double wait_share(std::span<const window_observation> obs) {
+    std::vector<double> share;
+    for (const auto& o : obs) {
+      const double total = o.exchange_seconds + o.compute_seconds;
+      if (o.clocks > 0 && total > 0) share.push_back(std::min(1.0, o.wait_seconds / total));
+    }
+    if (share.empty()) return 0;
+    std::sort(share.begin(), share.end());
+    return share[(share.size() - 1) / 2];
+  }
   /// The mean of the reported losses (NaN when nobody reported one).
   [[nodiscard]] static double mean_loss(std::span<const window_observation> obs) {
     double sum = 0;
@@ -154,10 +174,14 @@ class controller {
       next.period = std::max<std::uint64_t>(1, now.period / 2);
       return next;
     }
-    if (ratio >= o_.straggler_ratio) {
+    const double waiting = wait_share(obs);
+    if (ratio >= o_.straggler_ratio || waiting >= o_.wait_high) {
       // Enough slack that the others need not block inside a window: in
-      // `clocks` clocks they get ahead of the straggler by clocks x (1 - 1/r).
-      const auto want = static_cast<std::uint64_t>(std::ceil(static_cast<double>(clocks) * (1 - 1 / ratio)));
+      // `clocks` clocks they get ahead of a straggler r times slower by
+      // clocks x (1 - 1/r); a member that waits a share w of its time
+      // would have run about clocks x w clocks further.
+      const double ahead = std::max(ratio >= o_.straggler_ratio ? 1 - 1 / ratio : 0.0, waiting);
+      const auto want = static_cast<std::uint64_t>(std::ceil(static_cast<double>(clocks) * ahead));
       const std::uint64_t slack = std::max<std::uint64_t>(1, want);
       if (slack > o_.max_slack && o_.allow_asp) {
         next.mode = adaptive_mode::asp;
@@ -166,7 +190,7 @@ class controller {
         next.mode = adaptive_mode::ssp;
         next.slack = std::max(now.mode == adaptive_mode::ssp ? now.slack : 0, std::min(slack, o_.max_slack));
       }
-    } else if (ratio < o_.balanced_ratio) {
+    } else if (ratio < o_.balanced_ratio && waiting < o_.wait_low) {
       next = tighter(now);
     }
     const double comm = communication_share(obs);

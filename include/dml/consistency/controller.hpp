@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -77,6 +78,11 @@ struct controller_options {
   /// median member's time lengthens the period; below `comm_low` shortens it.
   double comm_high = 0.5;
   double comm_low = 0.15;
+  /// A relaxed mode is a trial: kept when the median member's time per
+  /// clock in its first window is at least this fraction below the window
+  /// before, else reverted, and not tried again for `hold_windows` windows.
+  double min_gain = 0.05;
+  std::uint64_t hold_windows = 4;
   std::uint64_t max_slack = 8;
   std::uint64_t max_period = 8;
   /// Whether the rule may choose asp (a straggler beyond what max_slack
@@ -156,9 +162,20 @@ class controller {
     return n == 0 ? std::numeric_limits<double>::quiet_NaN() : sum / static_cast<double>(n);
   }
 
+  /// The median member's time per clock (its compute and exchange time,
+  /// waits included, over its clocks): what a change of mode should lower.
+  [[nodiscard]] static double time_per_clock(std::span<const window_observation> obs) {
+    std::vector<double> per;
+    for (const auto& o : obs)
+      if (o.clocks > 0)
+        per.push_back((o.compute_seconds + o.exchange_seconds) / static_cast<double>(o.clocks));
+    if (per.empty()) return 0;
+    std::sort(per.begin(), per.end());
+    return per[(per.size() - 1) / 2];
+  }
+
   /// The settings of the next window.
   [[nodiscard]] adaptive_settings decide(std::span<const window_observation> obs, adaptive_settings now) {
-    adaptive_settings next = now;
     const double loss = mean_loss(obs);
     const bool diverging =
         !std::isnan(loss) && !std::isnan(last_loss_) && loss > last_loss_ * (1 + o_.loss_rise);
@@ -166,39 +183,36 @@ class controller {
     bool measured = false;
     for (const auto& o : obs) measured = measured || o.clocks > 0;
     if (!measured) return now;
-    const double ratio = imbalance(obs);
-    const std::uint64_t clocks = max_clocks(obs);
+    const double tpc = time_per_clock(obs);
     if (diverging) {
       // Replicas drift apart: one step towards bsp, and exchange more often.
-      next = tighter(now);
+      trial_.reset();
+      adaptive_settings next = tighter(now);
       next.period = std::max<std::uint64_t>(1, now.period / 2);
       return next;
     }
+    if (trial_) {
+      // The last window relaxed the mode: keep it only if it paid.
+      const trial t = *trial_;
+      trial_.reset();
+      if (!(tpc < t.time_per_clock * (1 - o_.min_gain))) {
+        hold_ = o_.hold_windows;
+        adaptive_settings back = t.before;
+        back.period = now.period;
+        return with_period(obs, back);
+      }
+    }
+    adaptive_settings next = now;
+    const double ratio = imbalance(obs);
     const double waiting = wait_share(obs);
     if (ratio >= o_.straggler_ratio || waiting >= o_.wait_high) {
-      // Enough slack that the others need not block inside a window: in
-      // `clocks` clocks they get ahead of a straggler r times slower by
-      // clocks x (1 - 1/r); a member that waits a share w of its time
-      // would have run about clocks x w clocks further.
-      const double ahead = std::max(ratio >= o_.straggler_ratio ? 1 - 1 / ratio : 0.0, waiting);
-      const auto want = static_cast<std::uint64_t>(std::ceil(static_cast<double>(clocks) * ahead));
-      const std::uint64_t slack = std::max<std::uint64_t>(1, want);
-      if (slack > o_.max_slack && o_.allow_asp) {
-        next.mode = adaptive_mode::asp;
-        next.slack = 0;
-      } else {
-        next.mode = adaptive_mode::ssp;
-        next.slack = std::max(now.mode == adaptive_mode::ssp ? now.slack : 0, std::min(slack, o_.max_slack));
-      }
+      if (hold_ == 0) next = wider(now, ratio, waiting, max_clocks(obs));
     } else if (ratio < o_.balanced_ratio && waiting < o_.wait_low) {
       next = tighter(now);
     }
-    const double comm = communication_share(obs);
-    if (comm > o_.comm_high)
-      next.period = std::min(o_.max_period, now.period * 2);
-    else if (comm < o_.comm_low)
-      next.period = std::max<std::uint64_t>(1, now.period / 2);
-    return next;
+    if (hold_ > 0) --hold_;
+    if (relaxes(now, next)) trial_ = trial{tpc, now};
+    return with_period(obs, next);
   }
 
  private:
@@ -207,6 +221,47 @@ class controller {
     for (const auto& o : obs) c = std::max(c, o.clocks);
     return c;
   }
+  struct trial {
+    double time_per_clock;  // the median member's, in the window before
+    adaptive_settings before;
+  };
+
+  // Whether b waits less than a (a larger slack, or asp).
+  static bool relaxes(const adaptive_settings& a, const adaptive_settings& b) {
+    auto rank = [](const adaptive_settings& s) {
+      return s.mode == adaptive_mode::asp ? ~std::uint64_t{0} : s.mode == adaptive_mode::ssp ? s.slack : 0;
+    };
+    return rank(b) > rank(a);
+  }
+
+  // Enough slack that the others need not block inside a window: in
+  // `clocks` clocks they get ahead of a straggler r times slower by
+  // clocks x (1 - 1/r); a member that waits a share w of its time would
+  // have run about clocks x w clocks further.
+  adaptive_settings wider(adaptive_settings now, double ratio, double waiting, std::uint64_t clocks) const {
+    const double ahead = std::max(ratio >= o_.straggler_ratio ? 1 - 1 / ratio : 0.0, waiting);
+    const auto want = static_cast<std::uint64_t>(std::ceil(static_cast<double>(clocks) * ahead));
+    const std::uint64_t slack = std::max<std::uint64_t>(1, want);
+    if (slack > o_.max_slack && o_.allow_asp) {
+      now.mode = adaptive_mode::asp;
+      now.slack = 0;
+    } else if (now.mode != adaptive_mode::asp) {
+      now.slack = std::max(now.mode == adaptive_mode::ssp ? now.slack : 0, std::min(slack, o_.max_slack));
+      now.mode = adaptive_mode::ssp;
+    }
+    return now;
+  }
+
+  // The period: longer when communicating (not waiting) dominates.
+  adaptive_settings with_period(std::span<const window_observation> obs, adaptive_settings s) const {
+    const double comm = communication_share(obs);
+    if (comm > o_.comm_high)
+      s.period = std::min(o_.max_period, s.period * 2);
+    else if (comm < o_.comm_low)
+      s.period = std::max<std::uint64_t>(1, s.period / 2);
+    return s;
+  }
+
   // One step towards bsp: asp -> ssp(max_slack), ssp(s) -> ssp(s / 2), ssp(1) -> bsp.
   adaptive_settings tighter(adaptive_settings s) const {
     if (s.mode == adaptive_mode::asp) {
@@ -221,6 +276,8 @@ class controller {
 
   controller_options o_;
   double last_loss_ = std::numeric_limits<double>::quiet_NaN();
+  std::optional<trial> trial_;  // the mode was relaxed at the last decision
+  std::uint64_t hold_ = 0;      // windows left before the mode may relax again
 };
 
 }  // namespace consistency

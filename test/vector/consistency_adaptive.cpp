@@ -197,18 +197,33 @@ c::window_observation obs(double compute, double exchange, double wait, std::uin
   o.loss = loss;
   return o;
 }
+// A controller past its warm-up window (whose decision is always "keep").
+c::controller warm(c::controller_options o = {}) {
+  c::controller ctl(o);
+  std::vector<c::window_observation> first(2, obs(1.0, 0.1, 0.0, 4));
+  (void)ctl.decide(first, c::adaptive_settings{});
+  return ctl;
+}
 }  // namespace
+
+TEST_CASE("controller: the first window is warm-up") {
+  c::controller ctl;
+  std::vector<c::window_observation> w(8, obs(1.0, 0.3, 0.25, 16));
+  w[5] = obs(4.0, 0.1, 0.0, 16);
+  CHECK(ctl.decide(w, make(c::adaptive_mode::bsp)) == make(c::adaptive_mode::bsp));
+  CHECK(ctl.decide(w, make(c::adaptive_mode::bsp)).mode == c::adaptive_mode::ssp);
+}
 
 TEST_CASE("controller: a straggler widens the slack, a balanced group narrows it") {
   std::vector<c::window_observation> w(8, obs(1.0, 0.3, 0.25, 16));
   w[5] = obs(4.0, 0.1, 0.0, 16);  // one member 4x slower
   CHECK(c::controller::imbalance(w) == Approx(4.0));
-  const auto wide = c::controller().decide(w, make(c::adaptive_mode::bsp));
+  const auto wide = warm().decide(w, make(c::adaptive_mode::bsp));
   CHECK(wide.mode == c::adaptive_mode::ssp);
   CHECK(wide.slack == 8);  // ceil(16 x 3/4) = 12, capped at max_slack 8
   CHECK(wide.period == 1);
 
-  c::controller ctl;
+  c::controller ctl = warm();
   std::vector<c::window_observation> even(8, obs(1.0, 0.2, 0.02, 16));  // balanced, nobody waits
   auto s = make(c::adaptive_mode::ssp, 4);
   s = ctl.decide(even, s);
@@ -221,17 +236,17 @@ TEST_CASE("controller: a straggler widens the slack, a balanced group narrows it
   // between the two ratios nothing changes
   std::vector<c::window_observation> mild(8, obs(1.0, 0.2, 0.15, 16));
   mild[0] = obs(1.3, 0.2, 0.15, 16);
-  CHECK(c::controller().decide(mild, make(c::adaptive_mode::ssp, 3)) == make(c::adaptive_mode::ssp, 3));
+  CHECK(warm().decide(mild, make(c::adaptive_mode::ssp, 3)) == make(c::adaptive_mode::ssp, 3));
 
   // asp only when allowed and the slack would exceed max_slack
   c::controller_options o;
   o.allow_asp = true;
   o.max_slack = 4;
-  CHECK(c::controller(o).decide(w, make(c::adaptive_mode::bsp)).mode == c::adaptive_mode::asp);
+  CHECK(warm(o).decide(w, make(c::adaptive_mode::bsp)).mode == c::adaptive_mode::asp);
   // a small straggler within max_slack stays ssp
   std::vector<c::window_observation> small(4, obs(1.0, 0.1, 0.05, 4));
   small[2] = obs(2.0, 0.1, 0.0, 4);
-  CHECK(c::controller(o).decide(small, make(c::adaptive_mode::bsp)) == make(c::adaptive_mode::ssp, 2));
+  CHECK(warm(o).decide(small, make(c::adaptive_mode::bsp)) == make(c::adaptive_mode::ssp, 2));
 }
 
 TEST_CASE("controller: waiting widens the slack; a relaxed mode that does not pay is reverted and held off") {
@@ -239,7 +254,7 @@ TEST_CASE("controller: waiting widens the slack; a relaxed mode that does not pa
                                              obs(1.0, 0.8, 0.7, 16));  // wait share 0.39, time/clock 0.1125
   CHECK(c::controller::imbalance(waiting) == Approx(1.0));
   CHECK(c::controller::time_per_clock(waiting) == Approx(1.8 / 16));
-  c::controller ctl;
+  c::controller ctl = warm();
   const auto tried = ctl.decide(waiting, make(c::adaptive_mode::bsp));
   CHECK(tried == make(c::adaptive_mode::ssp, 7));  // ceil(16 x 0.39)
   // the trial's window: no faster per clock -> back to bsp
@@ -257,17 +272,17 @@ TEST_CASE("controller: waiting widens the slack; a relaxed mode that does not pa
 }
 
 TEST_CASE("controller: communication share sets the period; a rising loss tightens") {
-  c::controller ctl;
+  c::controller ctl = warm();
   std::vector<c::window_observation> chatty(4, obs(1.0, 2.0, 0.1, 16));  // (2 - 0.1) / 3 > 0.5
   CHECK(ctl.decide(chatty, make(c::adaptive_mode::bsp, 0, 2)).period == 4);
   CHECK(ctl.decide(chatty, make(c::adaptive_mode::bsp, 0, 8)).period == 8);  // max_period
   std::vector<c::window_observation> waiting(4, obs(1.0, 2.0, 1.9, 16));     // waiting is not communication
   CHECK(c::controller::communication_share(waiting) < 0.15);
-  const auto w = c::controller().decide(waiting, make(c::adaptive_mode::bsp, 0, 2));
+  const auto w = warm().decide(waiting, make(c::adaptive_mode::bsp, 0, 2));
   CHECK(w.period == 1);
   CHECK(w == make(c::adaptive_mode::ssp, 8, 1));  // waiting 63% of the time: slack ceil(16 x 0.63), capped
 
-  c::controller fresh;
+  c::controller fresh = warm();
   std::vector<c::window_observation> a(4, obs(1.0, 0.3, 0.1, 16, 1.00));
   std::vector<c::window_observation> b(4, obs(1.0, 0.3, 0.1, 16, 1.10));
   a[1] = obs(4.0, 0.3, 0.1, 16, 1.00);  // a straggler, and

@@ -183,6 +183,12 @@ class controller {
     bool measured = false;
     for (const auto& o : obs) measured = measured || o.clocks > 0;
     if (!measured) return now;
+    // The first window holds the start (the vector's construction, the
+    // trainer's first report): a baseline for nothing.
+    if (!warm_) {
+      warm_ = true;
+      return now;
+    }
     const double tpc = time_per_clock(obs);
     if (diverging) {
       // Replicas drift apart: one step towards bsp, and exchange more often.
@@ -278,6 +284,7 @@ class controller {
   double last_loss_ = std::numeric_limits<double>::quiet_NaN();
   std::optional<trial> trial_;  // the mode was relaxed at the last decision
   std::uint64_t hold_ = 0;      // windows left before the mode may relax again
+  bool warm_ = false;           // the first window was seen
 };
 
 }  // namespace consistency

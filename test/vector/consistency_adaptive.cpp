@@ -276,11 +276,20 @@ TEST_CASE("controller: communication share sets the period; a rising loss tighte
   std::vector<c::window_observation> chatty(4, obs(1.0, 2.0, 0.1, 16));  // (2 - 0.1) / 3 > 0.5
   CHECK(ctl.decide(chatty, make(c::adaptive_mode::bsp, 0, 2)).period == 4);
   CHECK(ctl.decide(chatty, make(c::adaptive_mode::bsp, 0, 8)).period == 8);  // max_period
-  std::vector<c::window_observation> waiting(4, obs(1.0, 2.0, 1.9, 16));     // waiting is not communication
-  CHECK(c::controller::communication_share(waiting) < 0.15);
-  const auto w = warm().decide(waiting, make(c::adaptive_mode::bsp, 0, 2));
-  CHECK(w.period == 1);
-  CHECK(w == make(c::adaptive_mode::ssp, 8, 1));  // waiting 63% of the time: slack ceil(16 x 0.63), capped
+  // exchanging dominates, waits included: one relaxation at a time, the period first
+  std::vector<c::window_observation> waiting(4, obs(1.0, 2.0, 1.9, 16));
+  CHECK(c::controller::exchange_share(waiting) == Approx(2.0 / 3));
+  CHECK(warm().decide(waiting, make(c::adaptive_mode::bsp, 0, 2)) == make(c::adaptive_mode::bsp, 0, 4));
+  // at the longest period the slack widens instead (waiting 63%: ceil(16 x 0.63), capped at 8)
+  CHECK(warm().decide(waiting, make(c::adaptive_mode::bsp, 0, 8)) == make(c::adaptive_mode::ssp, 8, 8));
+  // a longer period that does not lower the time per local step is reverted
+  c::controller p = warm();
+  std::vector<c::window_observation> slow_steps(4, obs(2.0, 4.0, 0.1, 16));  // per step: 6/16/4 = 0.094
+  CHECK(p.decide(chatty, make(c::adaptive_mode::bsp, 0, 2)).period == 4);    // per step: 3/16/2 = 0.094
+  CHECK(p.decide(slow_steps, make(c::adaptive_mode::bsp, 0, 4)).period == 2);
+  // hardly any exchanging: the period halves
+  std::vector<c::window_observation> quiet(4, obs(1.0, 0.05, 0.01, 16));
+  CHECK(warm().decide(quiet, make(c::adaptive_mode::bsp, 0, 4)) == make(c::adaptive_mode::bsp, 0, 2));
 
   c::controller fresh = warm();
   std::vector<c::window_observation> a(4, obs(1.0, 0.3, 0.1, 16, 1.00));

@@ -74,13 +74,15 @@ struct controller_options {
   /// The reported loss rising by more than this fraction from one window
   /// to the next means the replicas drift apart: the mode tightens.
   double loss_rise = 0.02;
-  /// Communication (exchange time without waits) above this share of the
-  /// median member's time lengthens the period; below `comm_low` shortens it.
+  /// Exchanging (scatter and gather, waits included) above this share of
+  /// the median member's time lengthens the period (doubles it); below
+  /// `comm_low` shortens it (halves it).
   double comm_high = 0.5;
   double comm_low = 0.15;
-  /// A relaxed mode is a trial: kept when the median member's time per
-  /// clock in its first window is at least this fraction below the window
-  /// before, else reverted, and not tried again for `hold_windows` windows.
+  /// A relaxation (a longer period, a wider slack) is a trial: kept when
+  /// the median member's time per local step in its first window is at
+  /// least this fraction below the window before, else reverted, and no
+  /// relaxation is tried again for `hold_windows` windows.
   double min_gain = 0.05;
   std::uint64_t hold_windows = 4;
   std::uint64_t max_slack = 8;
@@ -125,14 +127,13 @@ class controller {
     if (!(median > 0)) return 1;
     return per.back() / median;
   }
-  /// The median member's share of time spent communicating without waiting
-  /// ((exchange - wait) / (exchange + compute)).
-  [[nodiscard]] static double communication_share(std::span<const window_observation> obs) {
+  /// The median member's share of time spent exchanging, waits included
+  /// (exchange / (exchange + compute), as vector_stats::communication_share).
+  [[nodiscard]] static double exchange_share(std::span<const window_observation> obs) {
     std::vector<double> share;
     for (const auto& o : obs) {
       const double total = o.exchange_seconds + o.compute_seconds;
-      if (o.clocks > 0 && total > 0)
-        share.push_back(std::max(0.0, o.exchange_seconds - o.wait_seconds) / total);
+      if (o.clocks > 0 && total > 0) share.push_back(o.exchange_seconds / total);
     }
     if (share.empty()) return 0;
     std::sort(share.begin(), share.end());
@@ -189,7 +190,8 @@ class controller {
       warm_ = true;
       return now;
     }
-    const double tpc = time_per_clock(obs);
+    // Time per local step: a longer period puts more steps into a clock.
+    const double per_step = time_per_clock(obs) / static_cast<double>(std::max<std::uint64_t>(1, now.period));
     if (diverging) {
       // Replicas drift apart: one step towards bsp, and exchange more often.
       trial_.reset();
@@ -198,27 +200,32 @@ class controller {
       return next;
     }
     if (trial_) {
-      // The last window relaxed the mode: keep it only if it paid.
+      // The last decision relaxed something: keep it only if it paid.
       const trial t = *trial_;
       trial_.reset();
-      if (!(tpc < t.time_per_clock * (1 - o_.min_gain))) {
+      if (!(per_step < t.per_step * (1 - o_.min_gain))) {
         hold_ = o_.hold_windows;
-        adaptive_settings back = t.before;
-        back.period = now.period;
-        return with_period(obs, back);
+        return t.before;
       }
     }
     adaptive_settings next = now;
     const double ratio = imbalance(obs);
     const double waiting = wait_share(obs);
-    if (ratio >= o_.straggler_ratio || waiting >= o_.wait_high) {
-      if (hold_ == 0) next = wider(now, ratio, waiting, max_clocks(obs));
+    const double exchanging = exchange_share(obs);
+    const bool may_relax = hold_ == 0;
+    if (hold_ > 0) --hold_;
+    // One relaxation at a time, so that the trial measures it: first
+    // exchange less often when exchanging dominates, then widen the slack.
+    if (exchanging > o_.comm_high && now.period < o_.max_period) {
+      if (may_relax) next.period = std::min(o_.max_period, now.period * 2);
+    } else if (ratio >= o_.straggler_ratio || waiting >= o_.wait_high) {
+      if (may_relax) next = wider(now, ratio, waiting, max_clocks(obs));
     } else if (ratio < o_.balanced_ratio && waiting < o_.wait_low) {
       next = tighter(now);
     }
-    if (hold_ > 0) --hold_;
-    if (relaxes(now, next)) trial_ = trial{tpc, now};
-    return with_period(obs, next);
+    if (exchanging < o_.comm_low) next.period = std::max<std::uint64_t>(1, next.period / 2);
+    if (relaxes(now, next)) trial_ = trial{per_step, now};
+    return next;
   }
 
  private:
@@ -228,16 +235,17 @@ class controller {
     return c;
   }
   struct trial {
-    double time_per_clock;  // the median member's, in the window before
+    double per_step;  // the median member's time per local step, in the window before
     adaptive_settings before;
   };
 
-  // Whether b waits less than a (a larger slack, or asp).
+  // Whether b waits less than a (a larger slack, or asp) or exchanges less
+  // often.
   static bool relaxes(const adaptive_settings& a, const adaptive_settings& b) {
     auto rank = [](const adaptive_settings& s) {
       return s.mode == adaptive_mode::asp ? ~std::uint64_t{0} : s.mode == adaptive_mode::ssp ? s.slack : 0;
     };
-    return rank(b) > rank(a);
+    return rank(b) > rank(a) || b.period > a.period;
   }
 
   // Enough slack that the others need not block inside a window: in
@@ -256,16 +264,6 @@ class controller {
       now.mode = adaptive_mode::ssp;
     }
     return now;
-  }
-
-  // The period: longer when communicating (not waiting) dominates.
-  adaptive_settings with_period(std::span<const window_observation> obs, adaptive_settings s) const {
-    const double comm = communication_share(obs);
-    if (comm > o_.comm_high)
-      s.period = std::min(o_.max_period, s.period * 2);
-    else if (comm < o_.comm_low)
-      s.period = std::max<std::uint64_t>(1, s.period / 2);
-    return s;
   }
 
   // One step towards bsp: asp -> ssp(max_slack), ssp(s) -> ssp(s / 2), ssp(1) -> bsp.

@@ -110,7 +110,7 @@ TEST_CASE("adaptive through consistency::any switches at the same clock") {
   check_same_clock(3, c::any(every3()), 25);
 }
 
-TEST_CASE("adaptive: the name excludes the current settings; members that differ are refused") {
+TEST_CASE("adaptive: the name excludes the current settings, and members that differ are refused") {
   c::adaptive a = every3();
   const std::string before = a.name();
   a.propose(make(c::adaptive_mode::asp));
@@ -249,7 +249,7 @@ TEST_CASE("controller: a straggler widens the slack, a balanced group narrows it
   CHECK(warm(o).decide(small, make(c::adaptive_mode::bsp)) == make(c::adaptive_mode::ssp, 2));
 }
 
-TEST_CASE("controller: waiting widens the slack; a relaxed mode that does not pay is reverted and held off") {
+TEST_CASE("controller: waiting widens the slack, and a relaxed mode that does not pay is reverted and held off") {
   std::vector<c::window_observation> waiting(8,
                                              obs(1.0, 0.8, 0.7, 16));  // wait share 0.39, time/clock 0.1125
   CHECK(c::controller::imbalance(waiting) == Approx(1.0));
@@ -271,7 +271,7 @@ TEST_CASE("controller: waiting widens the slack; a relaxed mode that does not pa
   CHECK(ctl.decide(some, make(c::adaptive_mode::ssp, 3)) == make(c::adaptive_mode::ssp, 3));
 }
 
-TEST_CASE("controller: communication share sets the period; a rising loss tightens") {
+TEST_CASE("controller: the exchange share sets the period, and a rising loss tightens") {
   c::controller ctl = warm();
   std::vector<c::window_observation> chatty(4, obs(1.0, 2.0, 0.1, 16));  // (2 - 0.1) / 3 > 0.5
   CHECK(ctl.decide(chatty, make(c::adaptive_mode::bsp, 0, 2)).period == 4);

@@ -293,9 +293,9 @@ TEST_CASE("controller: the exchange share sets the period, and a rising loss tig
 
   c::controller fresh = warm();
   std::vector<c::window_observation> a(4, obs(1.0, 0.3, 0.1, 16, 1.00));
-  std::vector<c::window_observation> b(4, obs(1.0, 0.3, 0.1, 16, 1.10));
+  std::vector<c::window_observation> b(4, obs(1.0, 0.3, 0.1, 16, 1.25));
   a[1] = obs(4.0, 0.3, 0.1, 16, 1.00);  // a straggler, and
-  b[1] = obs(4.0, 0.3, 0.1, 16, 1.10);  // the loss rises 10% in the next window
+  b[1] = obs(4.0, 0.3, 0.1, 16, 1.25);  // the loss rises 25% in the next window
   const auto first = fresh.decide(a, make(c::adaptive_mode::bsp, 0, 4));
   CHECK(first.mode == c::adaptive_mode::ssp);
   const auto second = fresh.decide(b, first);

@@ -73,7 +73,7 @@ struct controller_options {
   double wait_low = 0.05;
   /// The reported loss rising by more than this fraction from one window
   /// to the next means the replicas drift apart: the mode tightens.
-  double loss_rise = 0.02;
+  double loss_rise = 0.1;
   /// Exchanging (scatter and gather, waits included) above this share of
   /// the median member's time lengthens the period (doubles it); below
   /// `comm_low` shortens it (halves it).

@@ -1,14 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSL-1.0
 # The straggler experiment of docs/adaptive.md: dml-logreg on Fashion-MNIST
-# with 8 in-process ranks, under bsp, asp and adaptive, with one member 4x
-# slower at every local step (--straggler 7@4) and with a member drawn anew
-# at each step 4x slower (--straggler random@4), plus bsp without a
-# straggler; REPEATS runs of each. Prints one markdown row per
-# configuration: the median final accuracy, its loss against bsp under the
-# same straggler, the median seconds of the 10 epochs and to the target
-# accuracy (the first epoch whose accuracy reaches TARGET), and the
-# adaptive policy's switches of the last run.
+# with 8 in-process ranks under bsp, asp and adaptive: at the default
+# --cb-size 256 (computing dominates) with one member 4x slower at every
+# local step (--straggler 7@4) and with a member drawn anew at each step
+# (--straggler random@4); at --cb-size 32 (exchanging dominates) without a
+# straggler and with 7@4; plus bsp at 256 without a straggler. REPEATS runs
+# of each. Prints one markdown row per configuration: the median final
+# accuracy and its difference from bsp's in the same setting, the median
+# seconds of the 10 epochs and to the target accuracy (the first epoch
+# whose accuracy reaches TARGET), and the adaptive policy's switches in the
+# last run.
 #
 #   bench/adaptive_straggler.sh [BUILD_DIR] [REPEATS] [TARGET]
 set -eu
@@ -20,20 +22,23 @@ bin="$build/examples/logreg/dml-logreg"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-run() {  # name consistency straggler
-  for r in $(seq 1 "$repeats"); do
-    if [ -n "$3" ]; then
-      "$bin" --ranks 8 --consistency "$2" --straggler "$3" --csv "$out/$1.$r.csv" >"$out/$1.$r.log"
-    else
-      "$bin" --ranks 8 --consistency "$2" --csv "$out/$1.$r.csv" >"$out/$1.$r.log"
-    fi
-  done
+run() {  # name consistency extra-arguments...: run number $r
+  name=$1 consistency=$2
+  shift 2
+  "$bin" --ranks 8 --consistency "$consistency" --csv "$out/$name.$r.csv" "$@" >"$out/$name.$r.log"
 }
 
-run none_bsp bsp ""
-for s in 7@4 random@4; do
-  tag=$(echo "$s" | tr '@' '_')
-  for p in bsp asp adaptive; do run "${tag}_$p" "$p" "$s"; done
+# cb-size 256 (the default): computing dominates; cb-size 32: exchanging
+# does. The configurations take turns within each repeat, so that a change
+# in the machine's load hits all of them alike.
+for r in $(seq 1 "$repeats"); do
+  run none_256_bsp bsp
+  for p in bsp asp adaptive; do
+    run "7_256_$p" "$p" --straggler 7@4
+    run "random_256_$p" "$p" --straggler random@4
+    run "none_32_$p" "$p" --cb-size 32
+    run "7_32_$p" "$p" --cb-size 32 --straggler 7@4
+  done
 done
 
 python3 - "$out" "$repeats" "$target" <<'PY'
@@ -61,13 +66,15 @@ def switches(name):
                 parts = line.strip().split("; ")
                 return parts[0][len("adaptive: "):] + ("; first: " + "; ".join(parts[1:4]) if len(parts) > 1 else "")
     return ""
-print(f"| straggler | consistency | accuracy (median) | loss vs bsp | seconds, 10 epochs | seconds to {target} | switches (last run) |")
-print("|---|---|---|---|---|---|---|")
-a, s, t = summary("none_bsp")
-print(f"| none | bsp | {a:.4f} | | {s:.2f} | {t:.2f} | |")
-for tag, label in (("7_4", "member 7, 4x"), ("random_4", "random member, 4x")):
+print(f"| straggler | cb-size | consistency | accuracy (median) | vs bsp | seconds, 10 epochs | seconds to {target} | switches (last run) |")
+print("|---|---|---|---|---|---|---|---|")
+a, s, t = summary("none_256_bsp")
+print(f"| none | 256 | bsp | {a:.4f} | | {s:.2f} | {t:.2f} | |")
+for tag, label, cb in (("7_256", "member 7, 4x", 256), ("random_256", "random member, 4x", 256),
+                       ("none_32", "none", 32), ("7_32", "member 7, 4x", 32)):
     base = summary(f"{tag}_bsp")[0]
     for p in ("bsp", "asp", "adaptive"):
         a, s, t = summary(f"{tag}_{p}")
-        print(f"| {label} | {p} | {a:.4f} | {base - a:+.4f} | {s:.2f} | {t:.2f} | {switches(tag + '_' + p) if p == 'adaptive' else ''} |")
+        sw = switches(tag + "_" + p) if p == "adaptive" else ""
+        print(f"| {label} | {cb} | {p} | {a:.4f} | {a - base:+.4f} | {s:.2f} | {t:.2f} | {sw} |")
 PY

@@ -76,6 +76,8 @@ struct adaptive_options {
 ///
 /// Each copy of the policy owns its state (copies do not share it), so the
 /// state the caller reads and drives is the vector's own: `v.consistency()`.
+/// The agreement runs inside scatter(); after scatter_async() read or drive
+/// the state only once wait() or gather() returned.
 ///
 ///     auto v = dml::make_vector<float>(comm, n, dml::consistency::adaptive{});
 ///     ...

@@ -69,10 +69,10 @@ inline void add_table_options(CLI::App& app, table_settings& s, const std::strin
   app.add_option("--consistency", s.consistency, "bsp | ssp | asp, default bsp (docs/tables.md)")
       ->option_text("NAME")
       ->check(cli::one_of({"bsp", "ssp", "asp"}));
-  app.add_option("--slack", s.slack, "the slack of ssp: 1 .. 3 clocks, default 2")
+  app.add_option("--slack", s.slack, "the slack of ssp: 1 .. 1000 clocks, default 2")
       ->option_text("S")
-      ->check(cli::number_where<std::size_t>([](std::size_t v) { return v >= 1 && v <= 3; },
-                                             "needs 1 .. 3 (bsp is slack 0, asp has none)"));
+      ->check(cli::number_where<std::size_t>([](std::size_t v) { return v >= 1 && v <= 1000; },
+                                             "needs 1 .. 1000 (bsp is slack 0, asp has none)"));
   app.add_option_function<std::vector<std::string>>(
          "--kill-after",
          [&s](const std::vector<std::string>& kills) {
@@ -161,18 +161,15 @@ inline std::string consistency_name(const table_settings& s) {
   return s.consistency == "ssp" ? "ssp (slack " + std::to_string(s.slack) + ")" : s.consistency;
 }
 
-/// Calls f(policy) with the consistency policy named in s, a compile-time
-/// type: ssp<1>, ssp<2>, ssp<3>, bsp or asp.
-template <class F>
-decltype(auto) with_table_consistency(const table_settings& s, F&& f) {
+/// The consistency policy named in s, chosen at run time: bsp, asp, or ssp
+/// with s.slack. A table over `dml::consistency::any` reads its slack when
+/// it is built, so the training loop is compiled once per transport rather
+/// than once per policy and slack.
+inline dml::consistency::any table_consistency(const table_settings& s) {
   namespace c = dml::consistency;
-  if (s.consistency == "asp") return f(c::asp{});
-  if (s.consistency == "ssp") {
-    if (s.slack == 1) return f(c::ssp<1>{});
-    if (s.slack == 3) return f(c::ssp<3>{});
-    return f(c::ssp<2>{});
-  }
-  return f(c::bsp{});
+  if (s.consistency == "asp") return c::asp{};
+  if (s.consistency == "ssp") return c::any::ssp(s.slack);
+  return c::bsp{};
 }
 
 /// --kill R@E: whether member `rank` stops in epoch `epoch`.

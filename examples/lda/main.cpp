@@ -271,14 +271,13 @@ void print_iteration(std::size_t it, double seconds, double ll, const std::strin
   std::fflush(stdout);
 }
 
-template <class Consistency>
 outcome table_lda(trainer::launcher& launch, const settings& s, const corpus& c) {
   const std::size_t K = s.topics, D = c.documents();
   const rows_layout at{s.vocabulary, D};
   outcome result;
   launch.run([&](auto& comm) {
     using clock = std::chrono::steady_clock;
-    auto t = dml::make_table<count>(comm, at.rows(), K, Consistency{});
+    auto t = dml::make_table<count>(comm, at.rows(), K, trainer::table_consistency(s));
     trainer::table_stats_rows<count> stats(at.stats());
     // This member's documents: those whose rows the table puts on it at
     // first (row r on the (r mod n)-th live member), fixed for the run.
@@ -447,11 +446,6 @@ outcome table_lda(trainer::launcher& launch, const settings& s, const corpus& c)
     t.sync();  // nobody leaves while the leader reads the final counts
   });
   return result;
-}
-
-outcome table_lda(trainer::launcher& launch, const settings& s, const corpus& c) {
-  return trainer::with_table_consistency(
-      s, [&](auto policy) { return table_lda<decltype(policy)>(launch, s, c); });
 }
 
 // ---- command line -------------------------------------------------------------------------------

@@ -33,6 +33,7 @@
 // visit only the model rows of the batch's nonzero features), with W stored
 // feature-major so that such a row holds all the classes' weights.
 #include "../common/common.hpp"
+#include "../common/tune_driver.hpp"
 
 #include <Eigen/Core>
 
@@ -181,6 +182,55 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
   return last;
 }
 
+// --tune (docs/tuning.md): the same model and step, driven by the online
+// tuner of examples/common/tune_driver.hpp (learning rate, cb-size and
+// staleness; the step has no momentum to tune), then one evaluation of the
+// averaged model.
+trainer::row train_tuned(trainer::launcher& launch, const settings& s, std::size_t batch_size,
+                         std::size_t classes, const sample_set& train, const sample_set& test,
+                         trainer::progress& out) {
+  const auto rows = train.cols() + 1, cols = static_cast<Eigen::Index>(classes);
+  const std::size_t n = static_cast<std::size_t>(train.rows()), dim = static_cast<std::size_t>(rows * cols);
+  trainer::row last;
+  launch.run([&](auto& comm) {
+    std::vector<float> storage(dim, 0.0f), avg;
+    trainer::weights w(storage.data(), rows, cols);
+    trainer::class_scores scratch;
+    std::vector<std::size_t> batch;
+    // Trains on `samples` in minibatches; returns the first one's loss before
+    // its step: the loss of the model the round started from.
+    auto step = [&](float lr, std::span<const std::size_t> samples) {
+      double loss = 0;
+      train.visit([&](const auto& x) {
+        for (std::size_t first = 0; first < samples.size(); first += batch_size) {
+          batch.assign(
+              samples.begin() + static_cast<std::ptrdiff_t>(first),
+              samples.begin() + static_cast<std::ptrdiff_t>(std::min(samples.size(), first + batch_size)));
+          const double l = trainer::softmax_step(w, x, train.y, batch, lr, scratch);
+          if (first == 0) loss = l;
+        }
+      });
+      return loss;
+    };
+    const auto report = trainer::run_tuned(comm, trainer::chosen_topology(s), s, n, storage, step);
+    trainer::model_mean mean(comm, dim, 0);
+    const bool me = dml::io::leader(comm);
+    mean.average(storage, {}, me ? &avg : nullptr, nullptr);
+    if (me) {
+      const trainer::const_weights m(avg.data(), rows, cols);
+      const double loss =
+          train.visit([&](const auto& x) { return trainer::softmax_evaluate(m, x, train.y); }).first;
+      const double accuracy =
+          test.visit([&](const auto& x) { return trainer::softmax_evaluate(m, x, test.y); }).second;
+      last = trainer::row{s.epochs, report.total_seconds, loss, accuracy, 0, 1};
+      out.add(last);
+      if (!launch.in_process()) trainer::print_final(last, "accuracy");
+    }
+    mean.barrier();
+  });
+  return last;
+}
+
 // The classes of a LIBSVM set: labels 0..C-1, or -1/+1 (mapped to 0/1).
 std::size_t libsvm_classes(sample_set& train, sample_set& test) {
   bool plus_minus = true;
@@ -227,6 +277,7 @@ int main(int argc, char** argv) {
   s.lr = 0.2f;
   std::size_t batch = 32;  // examples per SGD step
   std::string baseline;    // --baseline mpi_allreduce
+  bool tune = false;       // --tune: online tuning (docs/tuning.md)
   const auto app = trainer::command_line("dml-logreg", description, s);
   app->add_option(
          "--batch", batch,
@@ -259,7 +310,16 @@ int main(int argc, char** argv) {
                                          : "needs MEMBER@FACTOR, FACTOR >= 1 (e.g. 3@4), got '" + v + "'";
           },
           "R@F"));
-  if (const auto exit = trainer::parse(*app, argc, argv, s)) return *exit;
+  app->add_flag("--tune", tune,
+                "tune lr, cb-size and staleness online, starting\nfrom the given ones (docs/tuning.md)");
+  if (const auto exit = trainer::parse(*app, argc, argv, s, [&] {
+        if (tune && (!baseline.empty() || !s.kill_after.empty()))
+          throw trainer::usage_error("--tune goes without --baseline and --kill-after");
+        if (tune && (s.consistency == "adaptive" || slow.factor > 1))
+          throw trainer::usage_error(
+              "--tune chooses the staleness itself: not with --consistency adaptive or --straggler");
+      }))
+    return *exit;
   const bool allreduce = baseline == "mpi_allreduce";
   try {
     // starts MPI for --transport mpi_rma / mpi
@@ -305,10 +365,11 @@ int main(int argc, char** argv) {
           static_cast<std::size_t>(test_set.rows()), static_cast<std::size_t>(train_set.cols()),
           train_set.sparse() ? " (sparse rows)" : "", classes);
     trainer::progress out(launch.leader() ? s.csv : std::string(), "accuracy");
-    const trainer::row r = trainer::with_policies(s, [&](auto topology, auto consistency) {
-      return train(launch, topology, consistency, s, batch, allreduce, classes, train_set, test_set, out,
-                   slow);
-    });
+    const trainer::row r = tune ? train_tuned(launch, s, batch, classes, train_set, test_set, out)
+                                : trainer::with_policies(s, [&](auto topology, auto consistency) {
+                                    return train(launch, topology, consistency, s, batch, allreduce, classes,
+                                                 train_set, test_set, out, slow);
+                                  });
     trainer::finish(launch, s, r, "accuracy");
   } catch (const trainer::usage_error& e) {
     std::fprintf(stderr, "dml-logreg: %s (see --help)\n", e.what());

@@ -205,7 +205,6 @@ struct outcome {
 
 // ---- on a table -------------------------------------------------------------------------------
 
-template <class Consistency>
 outcome table_mf(trainer::launcher& launch, const settings& s, const problem& data) {
   const std::size_t k = s.rank, model_rows = s.users + s.items;
   const std::vector<std::size_t> order = dml::data::permutation(data.train.size(), s.seed);
@@ -214,7 +213,7 @@ outcome table_mf(trainer::launcher& launch, const settings& s, const problem& da
   launch.run([&](auto& comm) {
     using clock = std::chrono::steady_clock;
     auto t = dml::make_table<double>(comm, model_rows + trainer::table_stats_rows<double>::count, k,
-                                     Consistency{});
+                                     trainer::table_consistency(s));
     trainer::table_stats_rows<double> stats(model_rows);
     std::vector<double> u(k), v(k), du(k), dv(k);
     std::size_t changes_printed = 0;
@@ -313,11 +312,6 @@ outcome table_mf(trainer::launcher& launch, const settings& s, const problem& da
     t.sync();  // nobody leaves while a successor of a failed leader reads the model
   });
   return result;
-}
-
-outcome table_mf(trainer::launcher& launch, const settings& s, const problem& data) {
-  return trainer::with_table_consistency(
-      s, [&](auto policy) { return table_mf<decltype(policy)>(launch, s, data); });
 }
 
 // ---- the serial reference -------------------------------------------------------------------

@@ -369,7 +369,14 @@ struct rows_layout {
   [[nodiscard]] std::size_t rows(std::size_t iterations) const { return change(iterations) + 1; }
 };
 
-template <class Consistency>
+/// --consistency as a run-time policy (a table over `any` reads the slack
+/// when it is built: one instantiation of the loop per transport).
+dml::consistency::any pagerank_consistency(const settings& s) {
+  if (s.consistency == "ssp") return dml::consistency::any::ssp(2);
+  if (s.consistency == "asp") return dml::consistency::asp{};
+  return dml::consistency::bsp{};
+}
+
 outcome table_pagerank(trainer::launcher& launch, const graph& g, const settings& s) {
   outcome result;
   launch.run([&](auto& comm) {
@@ -380,7 +387,7 @@ outcome table_pagerank(trainer::launcher& launch, const graph& g, const settings
     const std::size_t B = at.B, blocks = at.blocks;
     // One table for everything: a member that waits in one table serves
     // only that table's rings, so waits across two tables could deadlock.
-    auto t = dml::make_table<double>(comm, at.rows(K), B, Consistency{});
+    auto t = dml::make_table<double>(comm, at.rows(K), B, pagerank_consistency(s));
 
     // This member's blocks (recomputed when the view changes) and its last
     // reads of their nodes (for the L1 change).
@@ -518,12 +525,6 @@ outcome table_pagerank(trainer::launcher& launch, const graph& g, const settings
     t.sync();  // nobody leaves while the leader reads its rows
   });
   return result;
-}
-
-outcome table_pagerank(trainer::launcher& launch, const graph& g, const settings& s) {
-  if (s.consistency == "ssp") return table_pagerank<dml::consistency::ssp<2>>(launch, g, s);
-  if (s.consistency == "asp") return table_pagerank<dml::consistency::asp>(launch, g, s);
-  return table_pagerank<dml::consistency::bsp>(launch, g, s);
 }
 
 // ---- output --------------------------------------------------------------------------------

@@ -109,13 +109,14 @@ struct outcome {
 /// The laws on one member. Collective: every member of `comm` runs it with
 /// the same arguments. `pause` (may be empty) is called between operations
 /// to make stragglers.
+/// `cons`: the policy (its default for the built-in ones; `any` holds one).
 template <class Cons, class T, class Comm, class Pause>
-void check_member(Comm& comm, variant v, outcome& out, int rounds, Pause&& pause) {
+void check_member(Comm& comm, variant v, outcome& out, int rounds, Pause&& pause, const Cons& cons = {}) {
   const std::size_t n = comm.size(), me = comm.rank();
   const std::size_t rows = 2 * n + 3, len = n + 2;
-  auto t = dml::make_table<T>(comm, rows, len, Cons{}, options_for(v));
-  constexpr std::uint64_t s = dml::consistency::table_staleness<Cons>::value;
-  constexpr bool bounded = s != dml::consistency::unbounded;
+  auto t = dml::make_table<T>(comm, rows, len, cons, options_for(v));
+  const std::uint64_t s = dml::consistency::table_slack(cons);
+  const bool bounded = s != dml::consistency::unbounded;
   std::vector<T> delta(len, T{});
   delta[me] = T{1};
   delta[n] = T{1};
@@ -233,7 +234,7 @@ void check_member(Comm& comm, variant v, outcome& out, int rounds) {
 /// random time of up to 200 us before each transport operation and member
 /// n-1 is a straggler (1 ms more).
 template <class Cons, class T>
-void check_law(std::size_t n, variant v, bool delays, int rounds = 6) {
+void check_law(std::size_t n, variant v, bool delays, int rounds = 6, const Cons& cons = {}) {
   std::vector<outcome> outs(n);
   dml::comm::inproc::options o;
   o.wait_limit = std::chrono::seconds(60);
@@ -242,7 +243,12 @@ void check_law(std::size_t n, variant v, bool delays, int rounds = 6) {
     o.slow_members = {{n - 1, std::chrono::microseconds(1000)}};
   }
   dml::comm::inproc::run(
-      n, [&](auto& comm) { check_member<Cons, T>(comm, v, outs[comm.rank()], rounds); }, o);
+      n,
+      [&](auto& comm) {
+        check_member<Cons, T>(
+            comm, v, outs[comm.rank()], rounds, [] {}, cons);
+      },
+      o);
   int wrong = 0;
   std::string first;
   for (const auto& out : outs) {

@@ -19,6 +19,7 @@ static_assert(c::table_consistency<c::bsp> && c::table_staleness<c::bsp>::value 
 static_assert(c::table_consistency<c::ssp<3>> && c::table_staleness<c::ssp<3>>::value == 3);
 static_assert(c::table_consistency<c::asp> && c::table_staleness<c::asp>::value == c::unbounded);
 static_assert(!c::table_consistency<c::notify_ack>);
+static_assert(c::table_consistency<c::any>);  // the slack is read at run time
 static_assert(!c::table_consistency<int>);
 
 // Tables model parameter_table; vectors and other types do not.
@@ -30,12 +31,12 @@ static_assert(!dml::parameter_table<std::vector<float>>);
 static_assert(std::is_same_v<dml::table<float, ctx>::consistency_type, c::bsp>);  // the default
 static_assert(!std::is_copy_constructible_v<dml::table<float, ctx>>);
 static_assert(std::is_nothrow_move_constructible_v<dml::table<float, ctx>>);
-static_assert(dml::table<float, ctx, c::ssp<2>>::staleness() == 2);
 
 // Every member function compiles, for each policy.
 template class dml::table<float, ctx, c::bsp>;
 template class dml::table<double, ctx, c::ssp<2>>;
 template class dml::table<std::int64_t, ctx, c::asp>;
+template class dml::table<float, ctx, c::any>;
 
 // The twins: make_table with each kind of argument, in any order.
 TEST_CASE("static: make_table takes a policy and options in any order", "[table]") {
@@ -57,4 +58,23 @@ TEST_CASE("static: make_table takes a policy and options in any order", "[table]
     e.sync();
     CHECK(e.read(0)[1] == 6.0f);
   });
+}
+
+TEST_CASE("static: staleness() is the held policy's slack, for any as for the fixed policies", "[table]") {
+  std::vector<std::uint64_t> got(2 * 5);
+  dml::comm::inproc::run(2, [&](ctx& comm) {
+    std::uint64_t* out = &got[5 * comm.rank()];
+    out[0] = dml::make_table<float>(comm, 4, 2, c::ssp<2>{}).staleness();
+    out[1] = dml::make_table<float>(comm, 4, 2, c::any::ssp(2)).staleness();
+    out[2] = dml::make_table<float>(comm, 4, 2, c::any(c::bsp{})).staleness();
+    out[3] = dml::make_table<float>(comm, 4, 2, c::any(c::asp{})).staleness();
+    out[4] = dml::make_table<float>(comm, 4, 2, c::asp{}).staleness();
+  });
+  for (std::size_t m = 0; m < 2; ++m) {
+    CHECK(got[5 * m + 0] == 2);
+    CHECK(got[5 * m + 1] == 2);
+    CHECK(got[5 * m + 2] == 0);
+    CHECK(got[5 * m + 3] == c::unbounded);
+    CHECK(got[5 * m + 4] == c::unbounded);
+  }
 }

@@ -174,6 +174,7 @@ TEST_CASE("sparse: only nonzeros travel; missing elements count as zero for aver
     // sparse bytes: header + footer + 12 bytes per nonzero of the sender
     const std::uint64_t own_nnz = c.rank() == 0 ? 1 : 2;
     REQUIRE(avg.stats().bytes_sent == 40 + 12 * own_nnz);
+    REQUIRE(avg.stats().payload_bytes_sent == 12 * own_nnz);  // the pairs alone
   });
 }
 

@@ -19,10 +19,12 @@
 /// - after `sync()` every read includes every update made before it.
 #pragma once
 
+#include <dml/consistency/any.hpp>
 #include <dml/consistency/asp.hpp>
 #include <dml/consistency/bsp.hpp>
 #include <dml/consistency/concepts.hpp>
 #include <dml/consistency/ssp.hpp>
+#include <dml/error.hpp>
 #include <dml/fwd.hpp>
 #include <dml/table/options.hpp>
 #include <dml/table/stats.hpp>
@@ -56,11 +58,37 @@ struct table_staleness<asp> {
   static constexpr std::uint64_t value = unbounded;
 };
 
-/// A consistency policy with a table meaning (bsp, ssp<S>, asp).
+/// A consistency policy with a table meaning: bsp, ssp<S> and asp, whose
+/// slack is part of the type, and `any`, whose slack is chosen at run time
+/// (a table given `any` holding notify_ack refuses it when it is built).
 template <class C>
-concept table_consistency = consistency_policy<C> && requires {
+concept table_consistency = consistency_policy<C> &&(std::same_as<C, any> || requires {
   { table_staleness<C>::value } -> std::convertible_to<std::uint64_t>;
-};
+});
+
+/// The slack `c` gives a table: table_staleness<C>::value, or for `any` the
+/// held policy's (bsp 0, ssp its slack, asp unbounded). Throws
+/// dml::config_error for `any` holding notify_ack.
+template <table_consistency C>
+[[nodiscard]] std::uint64_t table_slack(const C& c) {
+  if constexpr (std::same_as<C, any>) {
+    switch (c.held()) {
+      case any::kind::bsp:
+        return 0;
+      case any::kind::ssp:
+        return c.slack();
+      case any::kind::asp:
+        return unbounded;
+      case any::kind::notify_ack:
+        break;
+    }
+    throw config_error(
+        "dml::make_table: the consistency policy of a table must be bsp, ssp<S> or asp "
+        "(notify_ack has no meaning for tables)");
+  } else {
+    return table_staleness<C>::value;
+  }
+}
 
 }  // namespace consistency
 

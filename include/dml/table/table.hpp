@@ -80,7 +80,8 @@ DML_BEGIN_NAMESPACE
 ///
 /// @tparam T           element type (arithmetic, not bool)
 /// @tparam Transport   transport context type, e.g. `dml::comm::inproc::context`
-/// @tparam Consistency `dml::consistency::bsp`, `ssp<S>` or `asp`
+/// @tparam Consistency `dml::consistency::bsp`, `ssp<S>`, `asp`, or `any` holding one of them
+///         (the slack chosen at run time: one instantiation serves every slack)
 template <class T, class Transport, class Consistency>
 class table {
   static_assert(
@@ -93,7 +94,6 @@ class table {
                 "dml::table: the consistency policy of a table must be dml::consistency::bsp, ssp<S> or asp "
                 "(notify_ack has no meaning for tables)");
 
-  static constexpr std::uint64_t slack = consistency::table_staleness<Consistency>::value;
   static constexpr std::uint64_t unbounded_slack = consistency::unbounded;
   static constexpr bool recoverable = comm::shrinkable_transport<Transport>;
   using segment_type = typename Transport::segment_type;
@@ -281,7 +281,7 @@ class table {
   [[nodiscard]] const table_options& options() const noexcept { return opts_; }
   [[nodiscard]] const Consistency& consistency() const noexcept { return cons_; }
   /// The slack of the policy (consistency::unbounded for asp).
-  [[nodiscard]] static constexpr std::uint64_t staleness() noexcept { return slack; }
+  [[nodiscard]] std::uint64_t staleness() const noexcept { return slack_; }
   [[nodiscard]] member_id rank() const { return comm_->rank(); }
   /// Epoch of the membership view the table was (re)built for.
   [[nodiscard]] std::uint64_t epoch() const noexcept { return epoch_; }
@@ -634,15 +634,13 @@ class table {
   // ---- the reader's side -------------------------------------------------------------
   // Clocks of every member a read at the current clock must include.
   [[nodiscard]] std::uint64_t need_now() const noexcept {
-    if constexpr (slack == unbounded_slack)
-      return 0;
-    else
-      return clock_ > slack ? clock_ - slack : 0;
+    if (slack_ == unbounded_slack) return 0;
+    return clock_ > slack_ ? clock_ - slack_ : 0;
   }
 
   [[nodiscard]] bool fresh(const typename detail::row_cache<T>::entry& e, std::uint64_t need) const {
     if (e.generation != generation_ || e.complete < need) return false;
-    if constexpr (slack == unbounded_slack) return e.fetched == clock_;  // refreshed once per clock
+    if (slack_ == unbounded_slack) return e.fetched == clock_;  // refreshed once per clock
     return true;
   }
 
@@ -1230,7 +1228,8 @@ class table {
                          " is out of range (the table has " + std::to_string(rows_) + " rows)");
   }
 
-  void validate_local() const {
+  void validate_local() {
+    slack_ = consistency::table_slack(cons_);
     if (rows_ == 0) throw config_error("dml::make_table: 0 rows (a table needs at least one row)");
     if (len_ == 0) throw config_error("dml::make_table: row length 0 (a row needs at least one element)");
     if (rows_ > max_rows)
@@ -1283,6 +1282,7 @@ class table {
     stride_ = o.stride_;
     ring_ = o.ring_;
     cons_ = std::move(o.cons_);
+    slack_ = o.slack_;
     opts_ = o.opts_;
     layout_ = std::move(o.layout_);
     next_layout_ = std::move(o.next_layout_);
@@ -1340,6 +1340,7 @@ class table {
   std::size_t stride_ = 0;  // elements per row, padded to whole words
   std::size_t ring_ = 0;    // words per receive ring
   Consistency cons_{};
+  std::uint64_t slack_ = 0;  // the policy's (set by validate_local; unbounded_slack for asp)
   table_options opts_{};
   detail::ownership layout_, next_layout_;
   detail::table_wire::layout lay_{};

@@ -355,8 +355,10 @@ class vector_core {
     for (std::size_t k = 0; k < out.size(); ++k) {
       if (round != nullptr && !round->out_active[k]) continue;
       const std::size_t base = layout_.base(out_pos_[k], clock_ % slot_depth);
-      stats_.bytes_sent +=
+      const std::size_t written =
           write_slot(seg_, out[k], base, layout_.payload_words, clock_, send_len_, epoch_, parts);
+      stats_.bytes_sent += written;
+      stats_.payload_bytes_sent += written - 8 * (header_words + footer_words);
     }
   }
 

@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: BSL-1.0
+// --tune for the model-averaging trainers (dml-logreg): online tuning with
+// dml/tune.hpp (docs/tuning.md). The trainer hands over its model, a local
+// training step and an evaluation; this file runs the MLtuner loop around
+// them: it forks trial branches from in-memory snapshots of the model and
+// the sample cursor, tries settings of the learning rate, --cb-size and the
+// staleness (ssp slack, 0 = bsp) for short trials, keeps the best branch,
+// trains on with its setting and re-tunes when the loss stalls. Every
+// member computes the same decisions from the agreed (exchanged) loss trace.
+#pragma once
+
+#include <dml/tune.hpp>
+
+#include "common.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace trainer {
+
+/// The search space of --tune around the user's settings: the base learning
+/// rate (epoch e steps with lr / sqrt(e), as without --tune) from 10^-5 to
+/// 10^2 times --lr on a log scale, --cb-size among the powers of two from a
+/// quarter to four times the given one (at most `max_cb`), and, when the
+/// consistency is bsp or ssp, the staleness among 0 (bsp), 1, 3, 7 and the
+/// given slack.
+struct tune_space {
+  dml::tune::space space;
+  dml::tune::setting start;
+  bool staleness = false;
+};
+
+inline tune_space make_tune_space(const settings& s, std::size_t max_cb) {
+  tune_space t;
+  const double lr = static_cast<double>(s.lr);
+  t.space.range("lr", lr * 1e-5, lr * 1e2, dml::tune::scale::log);
+  std::vector<double> cbs;
+  for (std::size_t cb = std::max<std::size_t>(1, s.cb_size / 4); cb <= s.cb_size * 4 && cb <= max_cb; cb *= 2)
+    cbs.push_back(static_cast<double>(cb));
+  if (std::find(cbs.begin(), cbs.end(), static_cast<double>(s.cb_size)) == cbs.end())
+    cbs.push_back(static_cast<double>(s.cb_size));
+  t.space.choice("cb-size", cbs);
+  t.start = {lr, static_cast<double>(s.cb_size)};
+  if (s.consistency == "bsp" || s.consistency == "ssp") {
+    const double given = s.consistency == "ssp" ? 2 : 0;
+    std::vector<double> st{0, 1, 3, 7};
+    if (given == 2) st.push_back(2);
+    t.space.choice("staleness", st);
+    t.start.push_back(given);
+    t.staleness = true;
+  }
+  return t;
+}
+
+/// The first round's plan: the user's setting, then its learning rate
+/// times 10^-1, 10^-2, 10^1, 10^-3, 10^-4 (a decade grid on both sides, far
+/// enough to recover from a --lr that is orders of magnitude off), the rest
+/// as given.
+inline std::vector<dml::tune::setting> lr_sweep(const dml::tune::setting& start) {
+  std::vector<dml::tune::setting> plan{start};
+  for (int k : {-1, -2, 1, -3, -4}) {
+    dml::tune::setting x = start;
+    x[0] = start[0] * std::pow(10.0, k);
+    plan.push_back(x);
+  }
+  return plan;
+}
+
+/// A refining round's plan around `best`: `best` itself (so that the
+/// current setting competes), its learning rate times 10^-1/2, 10^1/2,
+/// 10^-1 and 10 (the first round chose among decades from an untrained
+/// model, where the noise penalty favours small steps; from a trained
+/// state the loss reached ranks them again),
+/// and -- when `all` -- its neighbours in cb-size (half, twice and four
+/// times, where the space has them) and the staleness 1 and 3 (when tuned).
+inline std::vector<dml::tune::setting> refine(const dml::tune::space& sp, const dml::tune::setting& best,
+                                              bool all) {
+  std::vector<dml::tune::setting> plan{best};
+  auto add = [&](dml::tune::setting x) {
+    if (sp.contains(x) && std::find(plan.begin(), plan.end(), x) == plan.end()) plan.push_back(std::move(x));
+  };
+  for (double f : {std::pow(10.0, -0.5), std::pow(10.0, 0.5), 0.1, 10.0}) {
+    dml::tune::setting x = best;
+    x[0] = std::clamp(best[0] * f, sp[0].low, sp[0].high);
+    add(x);
+  }
+  if (!all) return plan;
+  for (double f : {0.5, 2.0, 4.0}) {
+    dml::tune::setting x = best;
+    x[1] = best[1] * f;
+    add(x);
+  }
+  if (best.size() > 2)
+    for (double st : {1.0, 3.0}) {
+      dml::tune::setting x = best;
+      x[2] = st;
+      add(x);
+    }
+  return plan;
+}
+
+/// What a tuned run reports.
+struct tune_report {
+  dml::tune::setting chosen;
+  double tuning_seconds = 0, kept_seconds = 0, total_seconds = 0;
+  std::size_t trials = 0, rounds = 0;
+};
+
+/// Runs tuned training on this member: `model` (every member's replica,
+/// averaged through a dist_vector over `topology` after every round of
+/// cb-size samples), `step(lr, samples)` trains the local model on the
+/// given sample indices and returns the loss of the model it started from
+/// (e.g. its first minibatch's loss before that step: the averaged model's
+/// loss, the same on every branch forked from one state; the mean loss of
+/// the local steps would include their own overshoot), and
+/// the budget is s.epochs passes over the n training samples by the kept
+/// branch (trials that are thrown away are the tuning overhead). Prints the
+/// trials and the 'tuned:' line on the leader; returns the report.
+///
+/// Work is counted in samples, not seconds: the tuner's unit of trial
+/// length is --cb-size samples per member (a setting with another cb-size
+/// runs proportionally more or fewer clocks), and a trace's time is the
+/// samples the branch has processed. Branches of one round thus process
+/// the same samples and are compared by the loss they reach from the same
+/// fork, which does not depend on how busy the machine is; the agreed wall
+/// time only decides between branches within 2% of each other (cb-size and
+/// staleness, whose benefit is time).
+template <class Comm, class Step>
+tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const settings& s, std::size_t n,
+                      std::span<float> model, Step&& step) {
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  const bool leader = dml::io::leader(comm);
+  const std::size_t ranks = comm.size(), per_rank = n / ranks;
+  const tune_space ts = make_tune_space(s, per_rank);
+  const dml::tune::space& sp = ts.space;
+  // The sample stream: this member's shard in a fresh shuffle per epoch, so
+  // that (epoch, offset) -- saved with the model -- determines what comes next.
+  const std::vector<std::size_t> order = dml::data::permutation(n, s.seed);
+  std::vector<std::size_t> base, mine;
+  for (std::size_t i : dml::data::shard::among(comm.view().live, comm.rank()).indices(order.size()))
+    base.push_back(order[i]);
+  std::vector<std::uint64_t> cursor{1, 0};  // epoch, offset: part of every snapshot
+  std::uint64_t shuffled_for = 0;
+  std::vector<std::size_t> batch;
+  auto next_samples = [&](std::size_t count) {
+    batch.clear();
+    while (batch.size() < count) {
+      if (cursor[1] >= base.size()) cursor = {cursor[0] + 1, 0};
+      if (shuffled_for != cursor[0]) {
+        mine = base;
+        dml::data::shuffle(mine, s.seed + 1000003 * cursor[0] + comm.rank());
+        shuffled_for = cursor[0];
+      }
+      const std::size_t take = std::min<std::size_t>(count - batch.size(), mine.size() - cursor[1]);
+      batch.insert(batch.end(), mine.begin() + static_cast<std::ptrdiff_t>(cursor[1]),
+                   mine.begin() + static_cast<std::ptrdiff_t>(cursor[1] + take));
+      cursor[1] += take;
+    }
+    return std::span<const std::size_t>(batch);
+  };
+  const std::uint64_t budget = static_cast<std::uint64_t>(s.epochs) * base.size();
+  std::uint64_t used = 0;  // samples of the kept training, this member
+  auto used_now = [&] { return (cursor[0] - 1) * base.size() + cursor[1]; };
+  const std::size_t unit = s.cb_size;  // samples per member in one unit of trial length
+
+  // One trial (or a stretch of training) of `units` x --cb-size samples per
+  // member: a fresh vector with the setting's consistency, rounds of the
+  // setting's cb-size samples, then the agreed trace (time: samples).
+  auto run = [&](const dml::tune::setting& x, std::size_t units) {
+    const float lr = static_cast<float>(x[0]);
+    const auto cb = static_cast<std::size_t>(x[1]);
+    const std::size_t clocks = std::max<std::size_t>(1, (units * unit + cb / 2) / cb);
+    const std::uint64_t slack = ts.staleness ? static_cast<std::uint64_t>(x[2]) : 0;
+    const dml::consistency::any consistency =
+        !ts.staleness ? chosen_consistency(s)
+                      : (slack == 0 ? dml::consistency::any(dml::consistency::bsp{})
+                                    : dml::consistency::any::ssp(slack));
+    auto v = dml::make_vector<float>(comm, model.size(), topology, consistency, dml::gather::average{});
+    v.set_advice(false);
+    std::vector<double> agreed(clocks + 1);  // the losses, then the wall seconds
+    const auto t0 = clock::now();
+    for (std::size_t k = 0; k < clocks; ++k) {
+      // the trainers' decay: epoch e steps with lr / sqrt(e); lr is the base
+      const float rate = lr / std::sqrt(static_cast<float>(cursor[0]));
+      double loss = step(rate, next_samples(cb));
+      if (!std::isfinite(loss)) loss = std::numeric_limits<double>::infinity();
+      agreed[k] = loss;
+      std::copy(model.begin(), model.end(), v.span().begin());
+      v.scatter();
+      v.gather();
+      std::copy(v.span().begin(), v.span().end(), model.begin());
+    }
+    agreed[clocks] = std::chrono::duration<double>(clock::now() - t0).count();
+    comm.barrier();  // nobody writes into the vector any more: it may go
+    dml::tune::agree_mean(comm, agreed);
+    dml::tune::trace t;
+    t.loss.assign(agreed.begin(), agreed.begin() + static_cast<std::ptrdiff_t>(clocks));
+    for (std::size_t k = 0; k < clocks; ++k) t.time.push_back(static_cast<double>((k + 1) * cb));
+    t.seconds = agreed[clocks];
+    return t;
+  };
+
+  dml::tune::branches br(comm, model, cursor);
+  dml::tune::options o;
+  o.initial_clocks = 8;  // units: 8 x cb-size samples per member
+  o.max_clocks = 64;
+  o.stop_top = 5;
+  o.stop_spread = 0.1;
+  std::size_t trial_no = 0;
+  o.on_trial = [&](const dml::tune::trial& t) {
+    ++trial_no;
+    if (!leader) return;
+    std::printf("trial %2zu: %s  %zu units  %-10s speed %.4g  loss %.5f  %.3f s range %g noise %g\n",
+                trial_no, sp.describe(t.values).c_str(), t.clocks,
+                std::string(dml::tune::to_string(t.progress.verdict)).c_str(), t.progress.speed,
+                t.progress.last, t.seconds, t.progress.range, t.progress.noise);
+    std::fflush(stdout);
+  };
+
+  tune_report report;
+  dml::tune::setting current = ts.start;
+  std::uint64_t clock_now = 0;
+  dml::tune::trace recent;
+  std::size_t stretch = o.initial_clocks;
+  constexpr std::size_t max_rounds = 4;  // the sweep, the refinement and up to 2 re-tunings
+  auto tune_round = [&](std::vector<dml::tune::setting> plan, double tie_spread) {
+    o.max_trials = plan.size();
+    o.tie_spread = tie_spread;
+    dml::tune::setting head = plan.front();  // tried first: the current setting
+    plan.erase(plan.begin());
+    dml::tune::list_searcher searcher(sp, std::move(plan));
+    const auto r = dml::tune::tune(searcher, br, run, clock_now, o, std::move(head));
+    current = r.best;
+    clock_now += r.trial_clocks;
+    stretch = std::max(r.trial_clocks, o.initial_clocks);
+    report.tuning_seconds += r.wall_seconds;
+    report.kept_seconds += r.kept_seconds;
+    report.trials += r.trials.size();
+    ++report.rounds;
+    recent = {};
+    // Later rounds run trials of a quarter of the first round's length (at
+    // least the first trial length), no doubling: late in training a short
+    // trial rarely looks converging (the loss falls by less than its
+    // noise), and the branches are then ranked by the loss they reach.
+    // Equal work and the same samples (every branch restores the sample
+    // cursor) make those losses comparable, so the trials can be short.
+    if (report.rounds == 1)
+      o.initial_clocks = o.max_clocks = std::max<std::size_t>(o.initial_clocks, r.trial_clocks / 2);
+    used = used_now();
+    if (leader) {
+      std::printf("tuning round %zu: %s (%s), trials of %zu units\n", report.rounds,
+                  sp.describe(current).c_str(),
+                  r.found ? "converging" : "nothing converged; keeping the best", r.trial_clocks);
+      std::fflush(stdout);
+    }
+  };
+  // The learning rate first, on a decade grid around the user's (the
+  // setting that matters most), then its half-decade neighbours with the
+  // cb-size and staleness around the winner; wall time breaks near-ties.
+  tune_round(lr_sweep(ts.start), 0.0);
+  if (used < budget) tune_round(refine(sp, current, true), 0.02);
+  while (used < budget) {
+    const auto left = static_cast<std::size_t>((budget - used + unit - 1) / unit);
+    const std::size_t units = std::min(stretch, left);
+    const dml::tune::trace piece = run(current, units);
+    const double offset = recent.time.empty() ? 0.0 : recent.time.back();
+    recent.loss.insert(recent.loss.end(), piece.loss.begin(), piece.loss.end());
+    for (double t : piece.time) recent.time.push_back(offset + t);
+    clock_now += units;
+    used = used_now();
+    // Re-tune the learning rate when the last stretches stopped converging,
+    // while enough of the budget is left for a round to pay off.
+    if (recent.loss.size() >= 8 * stretch * unit / static_cast<std::size_t>(current[1]) &&
+        report.rounds < max_rounds && left > 16 * stretch) {
+      if (dml::tune::stalled(recent, o.summarizer))
+        tune_round(refine(sp, current, false), 0.0);
+      else
+        recent = {};
+    }
+  }
+  report.chosen = current;
+  report.total_seconds = std::chrono::duration<double>(clock::now() - start).count();
+  if (leader) {
+    const double overhead = report.tuning_seconds - report.kept_seconds;
+    std::printf("tuned: lr=%g cb-size=%g", current[0], current[1]);
+    if (ts.staleness)
+      std::printf(" staleness=%g", current[2]);
+    else
+      std::printf(" consistency=%s (not tuned)", s.consistency.c_str());
+    std::printf(" trials=%zu rounds=%zu tuning_seconds=%.3f overhead=%.1f%%\n", report.trials, report.rounds,
+                report.tuning_seconds, 100.0 * std::max(0.0, overhead) / report.total_seconds);
+    std::fflush(stdout);
+  }
+  return report;
+}
+
+}  // namespace trainer

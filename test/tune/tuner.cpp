@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: BSL-1.0
+// One tuning round on a toy problem whose best setting is known: gradient
+// descent on f(w) = w^2 / 2 converges fastest with step 1, diverges past 2.
+// Three in-process members run it (each on its own copy of w, agreeing on
+// the loss); all must pick the same setting, the kept state must be that
+// branch's state after its trial, diverged settings must lose, and the
+// trial length must double while nothing converges.
+#include <dml/dml.hpp>
+#include <dml/tune.hpp>
+
+#include "support/catch.hpp"
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace {
+namespace inproc = dml::comm::inproc;
+constexpr std::size_t members = 3;
+
+/// Trains w for `clocks` steps with step lr; the agreed loss per step.
+dml::tune::trace descend(inproc::context& c, std::vector<double>& w, double lr, std::size_t clocks) {
+  dml::tune::trace t;
+  std::vector<double> losses;
+  for (std::size_t k = 0; k < clocks; ++k) {
+    losses.push_back(0.5 * w[0] * w[0]);  // the loss the step starts from
+    w[0] -= lr * w[0];
+    t.time.push_back(double(k + 1));
+  }
+  dml::tune::agree_mean(c, losses);
+  t.loss = losses;
+  return t;
+}
+}  // namespace
+
+TEST_CASE("a tuning round picks the fastest converging setting on every member and keeps its state") {
+  std::array<dml::tune::result, members> results;
+  std::array<std::vector<double>, members> kept;
+  std::array<std::vector<std::string>, members> labels;
+  inproc::run(members, [&](inproc::context& c) {
+    const std::size_t r = c.rank();
+    std::vector<double> w{1.0 + 0.5 * double(r)};
+    dml::tune::branches br(c, w);
+    dml::tune::space sp;
+    sp.range("lr", 0.01, 10.0, dml::tune::scale::log);
+    dml::tune::grid_searcher g(sp, 7);  // 0.01, 0.0316, 0.1, 0.316, 1, 3.16, 10
+    dml::tune::options o;
+    o.initial_clocks = 2;
+    o.max_trials = 8;
+    o.on_trial = [&](const dml::tune::trial& t) {
+      labels[r].emplace_back(dml::tune::to_string(t.progress.verdict));
+    };
+    auto run = [&](const dml::tune::setting& s, std::size_t clocks) { return descend(c, w, s[0], clocks); };
+    // The user's setting first: 3.16 > 2 diverges in magnitude (unstable).
+    results[r] = dml::tune::tune(g, br, run, 0, o, dml::tune::setting{std::pow(10.0, 0.5)});
+    kept[r] = w;
+  });
+  for (std::size_t r = 0; r < members; ++r) {
+    INFO("member " << r);
+    const auto& res = results[r];
+    CHECK(res.found);
+    REQUIRE(res.best.size() == 1);
+    CHECK(res.best[0] == Approx(1.0));
+    CHECK(res.best == results[0].best);
+    CHECK(labels[r] == labels[0]);
+    // The kept state is the branch's own: w after trial_clocks steps of lr 1 is 0.
+    CHECK(kept[r][0] == 0.0);
+    CHECK(res.trials.front().progress.verdict == dml::tune::label::unstable);
+    std::size_t kept_count = 0;
+    for (const auto& t : res.trials) kept_count += t.kept;
+    CHECK(kept_count == 1);
+  }
+  // The user's 3.16 alone does not converge, so the first length (2) doubled.
+  CHECK(results[0].trial_clocks >= 2);
+}
+
+TEST_CASE("stalled: a flat trace stalls, a falling one does not") {
+  dml::tune::trace t;
+  for (int i = 0; i < 20; ++i) {
+    t.loss.push_back(1.0 / (1 + i));
+    t.time.push_back(i);
+  }
+  CHECK_FALSE(dml::tune::stalled(t));
+  t.loss.assign(20, 0.25);
+  CHECK(dml::tune::stalled(t));
+}
+
+TEST_CASE("near-ties between converging branches go to the fewer wall seconds") {
+  // One member; two settings of equal progress per step whose traces
+  // report different wall seconds: with tie_spread the cheaper one wins,
+  // without it the first (equal speed) stays.
+  for (const double spread : {0.0, 0.05}) {
+    dml::tune::result res;
+    inproc::run(1, [&](inproc::context& c) {
+      std::vector<double> w{1.0};
+      dml::tune::branches br(c, w);
+      dml::tune::space sp;
+      sp.range("lr", 0.1, 1.0).choice("cost", {1, 2});
+      dml::tune::list_searcher l(sp, {{0.5, 1}});
+      dml::tune::options o;
+      o.initial_clocks = 4;
+      o.tie_spread = spread;
+      auto run = [&](const dml::tune::setting& s, std::size_t clocks) {
+        auto t = descend(c, w, s[0], clocks);
+        t.seconds = s[1] * static_cast<double>(clocks);
+        return t;
+      };
+      res = dml::tune::tune(l, br, run, 0, o, dml::tune::setting{0.5, 2});
+    });
+    INFO("tie_spread " << spread);
+    REQUIRE(res.trials.size() == 2);
+    CHECK(res.best[1] == (spread > 0 ? 1.0 : 2.0));
+  }
+}

@@ -113,9 +113,12 @@ inline std::unique_ptr<CLI::App> command_line(const std::string& name, const std
   app->add_option("--topology", s.topology, "all | halton | root_expander | ring, default all")
       ->option_text("NAME")
       ->check(cli::one_of({"all", "halton", "root_expander", "ring"}));
-  app->add_option("--consistency", s.consistency, "bsp | asp | ssp (slack 2) | notify_ack, default bsp")
+  app->add_option(
+         "--consistency", s.consistency,
+         "bsp | asp | ssp (slack 2) | notify_ack | adaptive\n(bsp/ssp/asp switched during the run by "
+         "a\ncontroller, docs/adaptive.md), default bsp")
       ->option_text("NAME")
-      ->check(cli::one_of({"bsp", "asp", "ssp", "notify_ack"}));
+      ->check(cli::one_of({"bsp", "asp", "ssp", "notify_ack", "adaptive"}));
   app->add_option("--cb-size", s.cb_size, text("examples per rank between communications", s.cb_size))
       ->option_text("N")
       ->check(cli::whole_number());
@@ -206,6 +209,31 @@ inline dml::topology::any chosen_topology(const settings& s) {
   return t::ring{};
 }
 
+/// --consistency adaptive: starts in bsp, decides every 8 clocks with the
+/// controller's default thresholds (docs/adaptive.md).
+inline dml::consistency::adaptive_options adaptive_options() {
+  dml::consistency::adaptive_options o;
+  o.every = 8;
+  return o;
+}
+
+/// The vector's adaptive policy, or nullptr.
+template <class V>
+const dml::consistency::adaptive* adaptive_of(const V& v) {
+  if constexpr (std::is_same_v<typename V::consistency_type, dml::consistency::any>)
+    return v.consistency().held_adaptive();
+  else
+    return nullptr;
+}
+
+/// The communication period the vector's adaptive policy advises (local
+/// steps between two exchanges); 1 under every other policy.
+template <class V>
+std::uint64_t advised_period(const V& v) {
+  const auto* a = adaptive_of(v);
+  return a == nullptr ? 1 : a->current().period;
+}
+
 /// The consistency policy named in s, chosen at run time (see
 /// dml/consistency/any.hpp).
 inline dml::consistency::any chosen_consistency(const settings& s) {
@@ -213,6 +241,7 @@ inline dml::consistency::any chosen_consistency(const settings& s) {
   if (s.consistency == "bsp") return c::bsp{};
   if (s.consistency == "asp") return c::asp{};
   if (s.consistency == "ssp") return c::ssp<2>{};
+  if (s.consistency == "adaptive") return c::adaptive(adaptive_options());
   return c::notify_ack{};
 }
 

@@ -251,7 +251,8 @@ std::pair<double, double> softmax_evaluate(const W& w, const Rows& x, const std:
 /// One SGD step of softmax regression on the rows `batch` of x (labels y):
 /// W -= lr / b * [X_b^T P; 1^T P], P = softmax(X_b W) - onehot(y_b).
 /// Dense rows: Eigen's matrix products on a copy of the batch. Returns the
-/// batch's mean cross-entropy before the step (online tuning's trace).
+/// batch's mean cross-entropy before the step (online tuning's trace, the
+/// adaptive controller's loss).
 template <class W>
 double softmax_step(W& w, const matrix& x, const std::vector<int>& y, std::span<const std::size_t> batch,
                     float lr, class_scores& p) {

@@ -41,10 +41,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -52,11 +54,31 @@ namespace {
 using trainer::sample_set;
 using trainer::settings;
 
+// --straggler R@F: member R takes F times as long for each local step (it
+// sleeps F - 1 times the step's own time after it); --straggler random@F:
+// at each local step one member, drawn anew (the same draw on every
+// member), does. For the experiments of docs/adaptive.md.
+struct straggler {
+  std::size_t member = 0;
+  double factor = 1;
+  bool random = false;
+  // Whether `rank` is the slow one at local step k of `epoch` of `ranks`.
+  [[nodiscard]] bool slow_at(std::size_t rank, std::size_t epoch, std::size_t k, std::size_t ranks) const {
+    if (factor <= 1) return false;
+    if (!random) return rank == member;
+    std::uint64_t h = (epoch * 1000003 + k) * 0x9e3779b97f4a7c15ULL;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 32;
+    return h % ranks == rank;
+  }
+};
+
 template <class Consistency>
 trainer::row train(trainer::launcher& launch, const dml::topology::any& topology,
                    const Consistency& consistency, const settings& s, std::size_t batch_size, bool allreduce,
                    std::size_t classes, const sample_set& train, const sample_set& test,
-                   trainer::progress& out) {
+                   trainer::progress& out, straggler slow) {
   const auto rows = train.cols() + 1, cols = static_cast<Eigen::Index>(classes);  // the model's shape
   const std::size_t n = static_cast<std::size_t>(train.rows()), dim = static_cast<std::size_t>(rows * cols);
   const std::vector<std::size_t> order = dml::data::permutation(n, s.seed);
@@ -68,6 +90,7 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
     // over all ranks once per epoch: bsp over all, average).
     auto v = dml::make_vector<float>(comm, dim, topology, consistency, dml::gather::average{});
     trainer::model_mean mean(comm, dim, 2);
+    const dml::consistency::adaptive* adaptive = trainer::adaptive_of(v);
     std::size_t changes_printed = 0;
     std::vector<float> storage(dim, 0.0f), avg;
     std::vector<double> stats;
@@ -112,27 +135,44 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
       mine.next(comm, order, s, epoch);
       const std::size_t per_step = mine.per_step();
       const float lr = s.lr / std::sqrt(static_cast<float>(epoch));  // a decaying step settles the noise
+      std::size_t since_exchange = 0;                                // local steps since the last exchange
       for (std::size_t k = 0; k < steps; ++k) {
         // cb-size examples in minibatches of `batch` (the last one may be smaller)
         const auto& samples = mine.samples();
+        const auto step_start = clock::now();
         train.visit([&](const auto& x) {
           for (std::size_t first = k * per_step, end = first + per_step; first < end; first += batch_size) {
             batch.assign(samples.begin() + static_cast<std::ptrdiff_t>(first),
                          samples.begin() + static_cast<std::ptrdiff_t>(std::min(end, first + batch_size)));
-            trainer::softmax_step(w, x, train.y, batch, lr, scratch);
+            const double loss = trainer::softmax_step(w, x, train.y, batch, lr, scratch);
+            if (adaptive) adaptive->report_loss(loss);  // the controller watches it rise
           }
         });
+        if (slow.slow_at(comm.rank(), epoch, k, ranks))
+          std::this_thread::sleep_for((clock::now() - step_start) * (slow.factor - 1));
         // [4] Model averaging with the neighbours.
         if (allreduce) {  // --baseline mpi_allreduce: the same step without dml
           launch.allreduce_mean(storage);
           continue;
         }
+        // Under --consistency adaptive the controller may advise exchanging
+        // every few steps (the same on every member: it is agreed); the
+        // last step of an epoch always exchanges.
+        if (++since_exchange < trainer::advised_period(v) && k + 1 < steps) continue;
+        since_exchange = 0;
         std::copy(storage.begin(), storage.end(), v.span().begin());
         v.scatter();
         v.gather();
         std::copy(v.span().begin(), v.span().end(), storage.begin());
       }
       report(epoch, start);
+    }
+    if (const auto* a = adaptive; a != nullptr && dml::io::leader(comm)) {
+      std::string text = "adaptive: " + std::to_string(a->changes().size()) + " changes in " +
+                         std::to_string(v.clock()) + " clocks";
+      for (const auto& c : a->changes())
+        text += "; " + c.settings.text() + " from clock " + std::to_string(c.clock);
+      std::printf("%s\n", text.c_str());
     }
     trainer::report_final(launch, comm, s, last, "accuracy", [&] {
       trainer::print_view_changes(comm, changes_printed);
@@ -251,11 +291,33 @@ int main(int argc, char** argv) {
          "processes:\nplain synchronous SGD, the benchmarks' baseline);\nneeds --transport mpi_rma or mpi")
       ->option_text("NAME")
       ->check(cli::one_of({"mpi_allreduce"}));
+  straggler slow;
+  app->add_option_function<std::string>(
+         "--straggler",
+         [&slow](const std::string& text) {
+           slow.random = text.rfind("random@", 0) == 0;
+           const auto at = trainer::member_at_seconds(slow.random ? "0" + text.substr(6) : text);
+           slow.member = at->first;
+           slow.factor = at->second;
+         },
+         "member R (random: a member drawn anew at each step)\ntakes F times as long for each local step\n"
+         "(experiments: docs/adaptive.md)")
+      ->option_text("R@F")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            const auto at = trainer::member_at_seconds(v.rfind("random@", 0) == 0 ? "0" + v.substr(6) : v);
+            return at && at->second >= 1 ? std::string()
+                                         : "needs MEMBER@FACTOR, FACTOR >= 1 (e.g. 3@4), got '" + v + "'";
+          },
+          "R@F"));
   app->add_flag("--tune", tune,
                 "tune lr, cb-size and staleness online, starting\nfrom the given ones (docs/tuning.md)");
   if (const auto exit = trainer::parse(*app, argc, argv, s, [&] {
         if (tune && (!baseline.empty() || !s.kill_after.empty()))
           throw trainer::usage_error("--tune goes without --baseline and --kill-after");
+        if (tune && (s.consistency == "adaptive" || slow.factor > 1))
+          throw trainer::usage_error(
+              "--tune chooses the staleness itself: not with --consistency adaptive or --straggler");
       }))
     return *exit;
   const bool allreduce = baseline == "mpi_allreduce";
@@ -306,7 +368,7 @@ int main(int argc, char** argv) {
     const trainer::row r = tune ? train_tuned(launch, s, batch, classes, train_set, test_set, out)
                                 : trainer::with_policies(s, [&](auto topology, auto consistency) {
                                     return train(launch, topology, consistency, s, batch, allreduce, classes,
-                                                 train_set, test_set, out);
+                                                 train_set, test_set, out, slow);
                                   });
     trainer::finish(launch, s, r, "accuracy");
   } catch (const trainer::usage_error& e) {

@@ -4,9 +4,11 @@
 /// (one of them chosen at run time).
 #pragma once
 
+#include <dml/consistency/adaptive.hpp>
 #include <dml/consistency/any.hpp>
 #include <dml/consistency/asp.hpp>
 #include <dml/consistency/bsp.hpp>
 #include <dml/consistency/concepts.hpp>
+#include <dml/consistency/controller.hpp>
 #include <dml/consistency/notify_ack.hpp>
 #include <dml/consistency/ssp.hpp>

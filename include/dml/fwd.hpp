@@ -60,6 +60,7 @@ template <std::uint64_t S>
 struct ssp;
 struct notify_ack;
 class any;
+class adaptive;
 }  // namespace consistency
 
 namespace gather {

@@ -722,3 +722,43 @@ TEST_CASE("join: uneven shares leave the exchange under every policy, nobody han
   check(dml::consistency::ssp<1>{}, true);
   check(dml::consistency::asp{}, false);
 }
+
+TEST_CASE("adaptive: every member switches mode at the same clock, with random delays", "[consistency]") {
+  namespace cs = dml::consistency;
+  auto& c = world();
+  std::mt19937_64 rng(31 + c.rank());
+  cs::adaptive_options o;
+  o.every = 3;
+  auto v = dml::make_vector<double>(c, 8, cs::adaptive(o));
+  const cs::adaptive& a = v.consistency();
+  a.set_trace(true);
+  const double n = static_cast<double>(c.size());
+  int bsp_wrong = 0;
+  for (int r = 1; r <= 30; ++r) {
+    if (rng() % 3 == 0) {
+      cs::adaptive_settings s;
+      s.mode = static_cast<cs::adaptive_mode>(rng() % 3);
+      s.slack = 1 + rng() % 3;
+      a.propose(s);
+    }
+    for (auto& x : v.span()) x = static_cast<double>(c.rank()) + r;
+    mpi_test::random_pause(rng, std::chrono::microseconds(300));
+    v.scatter();
+    v.gather();
+    if (a.trace().back().settings.mode == cs::adaptive_mode::bsp)
+      for (double x : v.span()) bsp_wrong += std::abs(x - ((n - 1) / 2 + r)) > 1e-12 ? 1 : 0;
+  }
+  // A hash of the settings of every gather, compared across ranks.
+  std::uint64_t h = 1469598103934665603ULL;
+  for (const auto& g : a.trace())
+    for (const std::uint64_t x :
+         {g.clock, static_cast<std::uint64_t>(g.settings.mode), g.settings.slack, g.settings.period})
+      h = (h ^ x) * 1099511628211ULL;
+  const std::array<std::uint64_t, 3> mine{h, a.changes().size(), static_cast<std::uint64_t>(bsp_wrong)};
+  for (const auto& theirs : mpi_test::all_values(c, mine)) {
+    REQUIRE(theirs[0] == mine[0]);
+    REQUIRE(theirs[1] == mine[1]);
+    REQUIRE(theirs[2] == 0);
+  }
+  REQUIRE(a.trace().size() == 30);
+}

@@ -41,10 +41,19 @@ struct join_slack<consistency::asp> {
   static constexpr bool known = true;
   static std::optional<std::uint64_t> of(const consistency::asp&) { return std::nullopt; }
 };
+// adaptive: its agreement every `every` clocks keeps members within that
+// many clocks even under asp, and its members must go on scattering (the
+// agreement is collective), so join takes the path of the slack policies.
+template <>
+struct join_slack<consistency::adaptive> {
+  static constexpr bool known = true;
+  static std::optional<std::uint64_t> of(const consistency::adaptive& c) { return c.drift_bound(); }
+};
 template <>
 struct join_slack<consistency::any> {
   static constexpr bool known = true;
   static std::optional<std::uint64_t> of(const consistency::any& c) {
+    if (const auto* a = c.held_adaptive()) return a->drift_bound();
     if (c.held() == consistency::any::kind::asp) return std::nullopt;
     return c.slack();
   }

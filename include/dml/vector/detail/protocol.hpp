@@ -12,12 +12,15 @@
 #include <dml/vector/detail/core.hpp>
 #include <dml/vector/detail/names.hpp>
 #include <dml/vector/detail/slots.hpp>
+#include <dml/vector/stats.hpp>
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 DML_BEGIN_NAMESPACE
 namespace detail {
@@ -55,6 +58,22 @@ class vector_protocol {
     fault::detail::counted_barrier(*v_.comm_);
     v_.stats_.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
+  /// Collective over the live members: every member's record, indexed like
+  /// the transport's view().live (the transport's exchange; the time is
+  /// counted as waiting, as it lasts until the last member arrives).
+  /// Policies that must agree on something use it (consistency::adaptive).
+  std::vector<std::vector<std::byte>> exchange(std::span<const std::byte> record) {
+    const auto start = std::chrono::steady_clock::now();
+    auto all = v_.comm_->exchange(record);
+    v_.stats_.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return all;
+  }
+  /// The live members, in the order exchange() returns their records.
+  [[nodiscard]] std::vector<member_id> live() const { return v_.comm_->view().live; }
+  /// This member's id.
+  [[nodiscard]] member_id rank() const { return v_.comm_->rank(); }
+  /// The vector's statistics so far.
+  [[nodiscard]] const vector_stats& stats() const noexcept { return v_.stats_; }
   /// Adds one to this member's notify counter on every out-neighbour.
   void notify_all() {
     const auto out = v_.out_neighbours();

@@ -1,0 +1,80 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSL-1.0
+# The straggler experiment of docs/adaptive.md: dml-logreg on Fashion-MNIST
+# with 8 in-process ranks under bsp, asp and adaptive: at the default
+# --cb-size 256 (computing dominates) with one member 4x slower at every
+# local step (--straggler 7@4) and with a member drawn anew at each step
+# (--straggler random@4); at --cb-size 32 (exchanging dominates) without a
+# straggler and with 7@4; plus bsp at 256 without a straggler. REPEATS runs
+# of each. Prints one markdown row per configuration: the median final
+# accuracy and its difference from bsp's in the same setting, the median
+# seconds of the 10 epochs and to the target accuracy (the first epoch
+# whose accuracy reaches TARGET), and the adaptive policy's switches in the
+# last run.
+#
+#   bench/adaptive_straggler.sh [BUILD_DIR] [REPEATS] [TARGET]
+set -eu
+build=${1:-build}
+repeats=${2:-3}
+target=${3:-0.835}
+bin="$build/examples/logreg/dml-logreg"
+[ -x "$bin" ] || { echo "no $bin: cmake --build $build --target dml-logreg" >&2; exit 1; }
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+run() {  # name consistency extra-arguments...: run number $r
+  name=$1 consistency=$2
+  shift 2
+  "$bin" --ranks 8 --consistency "$consistency" --csv "$out/$name.$r.csv" "$@" >"$out/$name.$r.log"
+}
+
+# cb-size 256 (the default): computing dominates; cb-size 32: exchanging
+# does. The configurations take turns within each repeat, so that a change
+# in the machine's load hits all of them alike.
+for r in $(seq 1 "$repeats"); do
+  run none_256_bsp bsp
+  for p in bsp asp adaptive; do
+    run "7_256_$p" "$p" --straggler 7@4
+    run "random_256_$p" "$p" --straggler random@4
+    run "none_32_$p" "$p" --cb-size 32
+    run "7_32_$p" "$p" --cb-size 32 --straggler 7@4
+  done
+done
+
+python3 - "$out" "$repeats" "$target" <<'PY'
+import csv, statistics, sys, glob, os
+out, repeats, target = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+def runs(name):
+    rows = []
+    for r in range(1, repeats + 1):
+        with open(f"{out}/{name}.{r}.csv") as f:
+            rows.append(list(csv.DictReader(f)))
+    return rows
+def summary(name):
+    rs = runs(name)
+    acc = statistics.median(float(r[-1]["accuracy"]) for r in rs)
+    secs = statistics.median(float(r[-1]["seconds"]) for r in rs)
+    to_target = []
+    for r in rs:
+        hit = [float(x["seconds"]) for x in r if float(x["accuracy"]) >= target]
+        to_target.append(hit[0] if hit else float("inf"))
+    return acc, secs, statistics.median(to_target)
+def switches(name):
+    with open(f"{out}/{name}.{repeats}.log") as f:
+        for line in f:
+            if line.startswith("adaptive:"):
+                parts = line.strip().split("; ")
+                return parts[0][len("adaptive: "):] + ("; first: " + "; ".join(parts[1:4]) if len(parts) > 1 else "")
+    return ""
+print(f"| straggler | cb-size | consistency | accuracy (median) | vs bsp | seconds, 10 epochs | seconds to {target} | switches (last run) |")
+print("|---|---|---|---|---|---|---|---|")
+a, s, t = summary("none_256_bsp")
+print(f"| none | 256 | bsp | {a:.4f} | | {s:.2f} | {t:.2f} | |")
+for tag, label, cb in (("7_256", "member 7, 4x", 256), ("random_256", "random member, 4x", 256),
+                       ("none_32", "none", 32), ("7_32", "member 7, 4x", 32)):
+    base = summary(f"{tag}_bsp")[0]
+    for p in ("bsp", "asp", "adaptive"):
+        a, s, t = summary(f"{tag}_{p}")
+        sw = switches(tag + "_" + p) if p == "adaptive" else ""
+        print(f"| {label} | {cb} | {p} | {a:.4f} | {a - base:+.4f} | {s:.2f} | {t:.2f} | {sw} |")
+PY

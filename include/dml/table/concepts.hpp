@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <string>
 
 DML_BEGIN_NAMESPACE
 namespace consistency {
@@ -68,7 +69,7 @@ concept table_consistency = consistency_policy<C> &&(std::same_as<C, any> || req
 
 /// The slack `c` gives a table: table_staleness<C>::value, or for `any` the
 /// held policy's (bsp 0, ssp its slack, asp unbounded). Throws
-/// dml::config_error for `any` holding notify_ack.
+/// dml::config_error for `any` holding notify_ack or adaptive.
 template <table_consistency C>
 [[nodiscard]] std::uint64_t table_slack(const C& c) {
   if constexpr (std::same_as<C, any>) {
@@ -80,11 +81,11 @@ template <table_consistency C>
       case any::kind::asp:
         return unbounded;
       case any::kind::notify_ack:
+      case any::kind::adaptive:
         break;
     }
-    throw config_error(
-        "dml::make_table: the consistency policy of a table must be bsp, ssp<S> or asp "
-        "(notify_ack has no meaning for tables)");
+    throw config_error("dml::make_table: the consistency policy of a table must be bsp, ssp<S> or asp (" +
+                       c.name() + " has no meaning for tables)");
   } else {
     return table_staleness<C>::value;
   }

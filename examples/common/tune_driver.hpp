@@ -62,12 +62,16 @@ inline tune_space make_tune_space(const settings& s, std::size_t max_cb) {
 }
 
 /// The first round's plan: the user's setting, then its learning rate
-/// times 10^-1, 10^-2, 10^1, 10^-3, 10^-4 (a decade grid on both sides, far
-/// enough to recover from a --lr that is orders of magnitude off), the rest
-/// as given.
+/// times 10^k for k = -1, -2, -3, 1, -4 (a decade grid on both sides, far
+/// enough to recover from a --lr that is orders of magnitude off), then the
+/// half decades between them (k = -1/2, -3/2, -5/2, -7/2, 1/2), the rest as
+/// given. The half decades matter: the first round's winner trains the
+/// first epoch or two, and on a decade grid the loss after that short a
+/// trial prefers the smaller of two neighbours the run as a whole would
+/// not (a short horizon favours cautious rates).
 inline std::vector<dml::tune::setting> lr_sweep(const dml::tune::setting& start) {
   std::vector<dml::tune::setting> plan{start};
-  for (int k : {-1, -2, 1, -3, -4}) {
+  for (double k : {-1.0, -2.0, -3.0, 1.0, -4.0, -0.5, -1.5, -2.5, -3.5, 0.5}) {
     dml::tune::setting x = start;
     x[0] = start[0] * std::pow(10.0, k);
     plan.push_back(x);
@@ -108,6 +112,36 @@ inline std::vector<dml::tune::setting> refine(const dml::tune::space& sp, const 
   return plan;
 }
 
+/// The fixed slice of the training set on which --tune measures progress:
+/// of the first `members` x `share` samples of the shuffled order `order`,
+/// member `rank`'s `share` (share = half a unit of trial length, at least
+/// 1, at most the member's share of the data). Every member's part is the
+/// same size, so the mean of their losses is the loss on the whole slice.
+inline std::vector<std::size_t> progress_slice(std::span<const std::size_t> order, std::size_t members,
+                                               std::size_t rank, std::size_t unit) {
+  const std::size_t share =
+      std::clamp<std::size_t>(unit / 2, 1, std::max<std::size_t>(1, order.size() / members));
+  const std::size_t first = std::min(order.size(), rank * share), end = std::min(order.size(), first + share);
+  return {order.begin() + static_cast<std::ptrdiff_t>(first),
+          order.begin() + static_cast<std::ptrdiff_t>(end)};
+}
+
+/// The clocks (0-based) of a stretch of `clocks` rounds of `cb` samples
+/// before which --tune measures the loss: one per `unit` samples of work
+/// (the first clock, then each clock that starts at or past the next
+/// multiple of `unit`), so that branches with different cb-sizes report
+/// progress at the same amounts of work, and at least one per clock when
+/// cb >= unit.
+inline std::vector<std::size_t> points_for(std::size_t clocks, std::size_t cb, std::size_t unit) {
+  std::vector<std::size_t> points;
+  for (std::size_t k = 0, next = 0; k < clocks; ++k)
+    if (k * cb >= next) {
+      points.push_back(k);
+      next = (k * cb / unit + 1) * unit;
+    }
+  return points;
+}
+
 /// What a tuned run reports.
 struct tune_report {
   dml::tune::setting chosen;
@@ -118,13 +152,21 @@ struct tune_report {
 /// Runs tuned training on this member: `model` (every member's replica,
 /// averaged through a dist_vector over `topology` after every round of
 /// cb-size samples), `step(lr, samples)` trains the local model on the
-/// given sample indices and returns the loss of the model it started from
-/// (e.g. its first minibatch's loss before that step: the averaged model's
-/// loss, the same on every branch forked from one state; the mean loss of
-/// the local steps would include their own overshoot), and
-/// the budget is s.epochs passes over the n training samples by the kept
-/// branch (trials that are thrown away are the tuning overhead). Prints the
-/// trials and the 'tuned:' line on the leader; returns the report.
+/// given sample indices, `evaluate(samples)` returns the mean training loss
+/// of the local model on the given samples without changing it, and the
+/// budget is s.epochs passes over the n training samples by the kept branch
+/// (trials that are thrown away are the tuning overhead). Prints the trials
+/// and the 'tuned:' line on the leader; returns the report.
+///
+/// The progress a branch reports (its trace) is the training loss, as in
+/// MLtuner, but measured on a fixed slice of the training set
+/// (progress_slice) once per unit of work, before that unit: every member
+/// evaluates its part of the slice on its replica and the members agree on
+/// the mean. The slice is the same for every branch and every point, so two
+/// branches differ only by what they learned, not by which minibatch
+/// happened to come up (a minibatch's loss varies between draws by more
+/// than the candidates differ); the loss of the local steps themselves
+/// would also include their overshoot before the average.
 ///
 /// Work is counted in samples, not seconds: the tuner's unit of trial
 /// length is --cb-size samples per member (a setting with another cb-size
@@ -134,9 +176,9 @@ struct tune_report {
 /// fork, which does not depend on how busy the machine is; the agreed wall
 /// time only decides between branches within 2% of each other (cb-size and
 /// staleness, whose benefit is time).
-template <class Comm, class Step>
+template <class Comm, class Step, class Evaluate>
 tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const settings& s, std::size_t n,
-                      std::span<float> model, Step&& step) {
+                      std::span<float> model, Step&& step, Evaluate&& evaluate) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   const bool leader = dml::io::leader(comm);
@@ -172,14 +214,17 @@ tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const sett
   std::uint64_t used = 0;  // samples of the kept training, this member
   auto used_now = [&] { return (cursor[0] - 1) * base.size() + cursor[1]; };
   const std::size_t unit = s.cb_size;  // samples per member in one unit of trial length
+  const std::vector<std::size_t> slice = progress_slice(order, comm.view().live.size(), comm.rank(), unit);
 
   // One trial (or a stretch of training) of `units` x --cb-size samples per
   // member: a fresh vector with the setting's consistency, rounds of the
-  // setting's cb-size samples, then the agreed trace (time: samples).
+  // setting's cb-size samples, then the agreed trace: the loss on the slice
+  // before each unit of work (points_for), at the samples processed.
   auto run = [&](const dml::tune::setting& x, std::size_t units) {
     const float lr = static_cast<float>(x[0]);
     const auto cb = static_cast<std::size_t>(x[1]);
     const std::size_t clocks = std::max<std::size_t>(1, (units * unit + cb / 2) / cb);
+    const std::vector<std::size_t> points = points_for(clocks, cb, unit);
     const std::uint64_t slack = ts.staleness ? static_cast<std::uint64_t>(x[2]) : 0;
     const dml::consistency::any consistency =
         !ts.staleness ? chosen_consistency(s)
@@ -187,26 +232,30 @@ tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const sett
                                     : dml::consistency::any::ssp(slack));
     auto v = dml::make_vector<float>(comm, model.size(), topology, consistency, dml::gather::average{});
     v.set_advice(false);
-    std::vector<double> agreed(clocks + 1);  // the losses, then the wall seconds
+    std::vector<double> agreed;  // the losses, then the wall seconds
+    agreed.reserve(points.size() + 1);
     const auto t0 = clock::now();
-    for (std::size_t k = 0; k < clocks; ++k) {
+    for (std::size_t k = 0, p = 0; k < clocks; ++k) {
+      if (p < points.size() && points[p] == k) {
+        double loss = evaluate(std::span<const std::size_t>(slice));
+        if (!std::isfinite(loss)) loss = std::numeric_limits<double>::infinity();
+        agreed.push_back(loss);
+        ++p;
+      }
       // the trainers' decay: epoch e steps with lr / sqrt(e); lr is the base
-      const float rate = lr / std::sqrt(static_cast<float>(cursor[0]));
-      double loss = step(rate, next_samples(cb));
-      if (!std::isfinite(loss)) loss = std::numeric_limits<double>::infinity();
-      agreed[k] = loss;
+      step(lr / std::sqrt(static_cast<float>(cursor[0])), next_samples(cb));
       std::copy(model.begin(), model.end(), v.span().begin());
       v.scatter();
       v.gather();
       std::copy(v.span().begin(), v.span().end(), model.begin());
     }
-    agreed[clocks] = std::chrono::duration<double>(clock::now() - t0).count();
+    agreed.push_back(std::chrono::duration<double>(clock::now() - t0).count());
     comm.barrier();  // nobody writes into the vector any more: it may go
     dml::tune::agree_mean(comm, agreed);
     dml::tune::trace t;
-    t.loss.assign(agreed.begin(), agreed.begin() + static_cast<std::ptrdiff_t>(clocks));
-    for (std::size_t k = 0; k < clocks; ++k) t.time.push_back(static_cast<double>((k + 1) * cb));
-    t.seconds = agreed[clocks];
+    t.loss.assign(agreed.begin(), agreed.end() - 1);
+    for (std::size_t k : points) t.time.push_back(static_cast<double>((k + 1) * cb));
+    t.seconds = agreed.back();
     return t;
   };
 
@@ -231,6 +280,7 @@ tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const sett
   dml::tune::setting current = ts.start;
   std::uint64_t clock_now = 0;
   dml::tune::trace recent;
+  std::size_t recent_stretches = 0;
   std::size_t stretch = o.initial_clocks;
   constexpr std::size_t max_rounds = 4;  // the sweep, the refinement and up to 2 re-tunings
   auto tune_round = [&](std::vector<dml::tune::setting> plan, double tie_spread) {
@@ -248,6 +298,7 @@ tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const sett
     report.trials += r.trials.size();
     ++report.rounds;
     recent = {};
+    recent_stretches = 0;
     // Later rounds run trials of a quarter of the first round's length (at
     // least the first trial length), no doubling: late in training a short
     // trial rarely looks converging (the loss falls by less than its
@@ -255,7 +306,8 @@ tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const sett
     // Equal work and the same samples (every branch restores the sample
     // cursor) make those losses comparable, so the trials can be short.
     if (report.rounds == 1)
-      o.initial_clocks = o.max_clocks = std::max<std::size_t>(o.initial_clocks, r.trial_clocks / 2);
+      o.initial_clocks = o.max_clocks =
+          std::clamp<std::size_t>(2 * r.trial_clocks, o.initial_clocks, o.max_clocks);
     used = used_now();
     if (leader) {
       std::printf("tuning round %zu: %s (%s), trials of %zu units\n", report.rounds,
@@ -276,16 +328,15 @@ tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const sett
     const double offset = recent.time.empty() ? 0.0 : recent.time.back();
     recent.loss.insert(recent.loss.end(), piece.loss.begin(), piece.loss.end());
     for (double t : piece.time) recent.time.push_back(offset + t);
+    ++recent_stretches;
     clock_now += units;
     used = used_now();
     // Re-tune the learning rate when the last stretches stopped converging,
     // while enough of the budget is left for a round to pay off.
-    if (recent.loss.size() >= 8 * stretch * unit / static_cast<std::size_t>(current[1]) &&
-        report.rounds < max_rounds && left > 16 * stretch) {
-      if (dml::tune::stalled(recent, o.summarizer))
-        tune_round(refine(sp, current, false), 0.0);
-      else
-        recent = {};
+    if (recent_stretches >= 8 && report.rounds < max_rounds && left > 16 * stretch) {
+      if (dml::tune::stalled(recent, o.summarizer)) tune_round(refine(sp, current, false), 0.0);
+      recent = {};
+      recent_stretches = 0;
     }
   }
   report.chosen = current;

@@ -197,22 +197,31 @@ trainer::row train_tuned(trainer::launcher& launch, const settings& s, std::size
     trainer::weights w(storage.data(), rows, cols);
     trainer::class_scores scratch;
     std::vector<std::size_t> batch;
-    // Trains on `samples` in minibatches; returns the first one's loss before
-    // its step: the loss of the model the round started from.
+    // Trains on `samples` in minibatches.
     auto step = [&](float lr, std::span<const std::size_t> samples) {
-      double loss = 0;
       train.visit([&](const auto& x) {
         for (std::size_t first = 0; first < samples.size(); first += batch_size) {
           batch.assign(
               samples.begin() + static_cast<std::ptrdiff_t>(first),
               samples.begin() + static_cast<std::ptrdiff_t>(std::min(samples.size(), first + batch_size)));
-          const double l = trainer::softmax_step(w, x, train.y, batch, lr, scratch);
-          if (first == 0) loss = l;
+          trainer::softmax_step(w, x, train.y, batch, lr, scratch);
         }
       });
-      return loss;
     };
-    const auto report = trainer::run_tuned(comm, trainer::chosen_topology(s), s, n, storage, step);
+    // The local model's mean cross-entropy on `samples` (the tuner's
+    // progress slice).
+    std::vector<Eigen::Index> rows_of;
+    std::vector<int> labels_of;
+    auto evaluate = [&](std::span<const std::size_t> samples) {
+      rows_of.assign(samples.begin(), samples.end());
+      labels_of.clear();
+      for (std::size_t i : samples) labels_of.push_back(train.y[i]);
+      const trainer::const_weights m(storage.data(), rows, cols);
+      return train.visit([&](const auto& x) {
+        return trainer::softmax_evaluate(m, trainer::select_rows(x, rows_of), labels_of).first;
+      });
+    };
+    const auto report = trainer::run_tuned(comm, trainer::chosen_topology(s), s, n, storage, step, evaluate);
     trainer::model_mean mean(comm, dim, 0);
     const bool me = dml::io::leader(comm);
     mean.average(storage, {}, me ? &avg : nullptr, nullptr);

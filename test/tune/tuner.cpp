@@ -114,3 +114,76 @@ TEST_CASE("near-ties between converging branches go to the fewer wall seconds") 
     CHECK(res.best[1] == (spread > 0 ? 1.0 : 2.0));
   }
 }
+
+namespace {
+/// A scripted run for one member: setting s[0] selects the trace. 1: a
+/// steady, slow fall; 2: a fast fall with one small jump (unstable, but
+/// the higher speed); 3: a loss that rises above the fork.
+dml::tune::trace scripted(std::vector<double>& w, double which, std::size_t clocks) {
+  dml::tune::trace t;
+  for (std::size_t k = 0; k < clocks; ++k) {
+    const double i = w[1] + double(k);
+    double loss = 10.0;
+    if (which == 1) loss = 10.0 - 0.1 * i;
+    if (which == 2) loss = 10.0 - 0.5 * i + (static_cast<std::size_t>(i) == 3 ? 1.0 : 0.0);
+    if (which == 3) loss = 10.0 + i;
+    t.loss.push_back(loss);
+    t.time.push_back(double(k + 1));
+  }
+  w[0] = which;
+  w[1] += double(clocks);
+  return t;
+}
+}  // namespace
+
+TEST_CASE("an unstable branch with the higher speed beats a slower converging one") {
+  dml::tune::result res;
+  std::vector<std::string> labels;
+  std::vector<double> kept;
+  inproc::run(1, [&](inproc::context& c) {
+    std::vector<double> w{0.0, 0.0};  // the last setting run, the clocks run
+    dml::tune::branches br(c, w);
+    dml::tune::space sp;
+    sp.choice("trace", {1, 2, 3});
+    dml::tune::list_searcher l(sp, {{2}});
+    dml::tune::options o;
+    o.initial_clocks = 10;
+    o.max_clocks = 10;
+    o.on_trial = [&](const dml::tune::trial& t) {
+      labels.emplace_back(dml::tune::to_string(t.progress.verdict));
+    };
+    auto run = [&](const dml::tune::setting& s, std::size_t clocks) { return scripted(w, s[0], clocks); };
+    res = dml::tune::tune(l, br, run, 0, o, dml::tune::setting{1});
+    kept = w;
+  });
+  REQUIRE(labels.size() == 2);
+  CHECK(labels[0] == "converging");
+  CHECK(labels[1] == "unstable");
+  REQUIRE(res.trials.size() == 2);
+  CHECK(res.trials[1].progress.speed > res.trials[0].progress.speed);
+  CHECK(res.best == dml::tune::setting{2});
+  CHECK(res.trials[1].kept);
+  CHECK(kept[0] == 2.0);  // the kept state is branch 2's
+}
+
+TEST_CASE("a branch whose loss rose does not double the trial length") {
+  // The first setting rises above its fork; the second converges at the
+  // first length. Doubling for the first would have run the second at 4.
+  dml::tune::result res;
+  inproc::run(1, [&](inproc::context& c) {
+    std::vector<double> w{0.0, 0.0};
+    dml::tune::branches br(c, w);
+    dml::tune::space sp;
+    sp.choice("trace", {1, 2, 3});
+    dml::tune::list_searcher l(sp, {{1}});
+    dml::tune::options o;
+    o.initial_clocks = 10;
+    o.max_clocks = 40;
+    auto run = [&](const dml::tune::setting& s, std::size_t clocks) { return scripted(w, s[0], clocks); };
+    res = dml::tune::tune(l, br, run, 0, o, dml::tune::setting{3});
+  });
+  REQUIRE(res.trials.size() == 2);
+  CHECK(res.trial_clocks == 10);
+  CHECK(res.trials[0].clocks == 10);
+  CHECK(res.best == dml::tune::setting{1});
+}

@@ -8,9 +8,13 @@
 ///
 /// The trial length starts at `options::initial_clocks` and doubles (the
 /// branches tried so far continue from their own snapshots to the new
-/// length) until some branch is `converging`; with that length the search
+/// length) until some branch is `converging` -- but only while some branch
+/// falls below its fork's loss (a setting whose loss rose is not helped by
+/// a longer trial); with that length the search
 /// goes on until the searcher ends, `max_trials` settings were tried, or
-/// the best `stop_top` speeds lie within `stop_spread` of each other.
+/// the best `stop_top` (non-zero) speeds lie within `stop_spread` of each
+/// other. The best branch is the one with the highest speed (the label only
+/// decides the trial length; detail::better).
 ///
 /// The caller's `run(setting, clocks)` trains the current state for
 /// `clocks` clocks with the setting and returns the trace of those clocks:
@@ -87,7 +91,7 @@ struct options {
   std::size_t max_trials = 12;     ///< settings tried per round, at most
   std::size_t stop_top = 5;        ///< stop when the best stop_top speeds ...
   double stop_spread = 0.1;        ///< ... lie within this fraction of the best
-  /// Two converging branches whose speeds lie within this fraction of the
+  /// Two branches whose (positive) speeds lie within this fraction of the
   /// higher one progress alike; the one with fewer wall seconds (the
   /// traces' `seconds`, when given) wins. 0: the speed alone decides.
   double tie_spread = 0;
@@ -103,17 +107,20 @@ struct options {
 }
 
 namespace detail {
-/// Better branch: converging before unstable before diverged; among
-/// converging ones the higher speed -- unless the speeds lie within
-/// `tie_spread` of the higher one and both wall times are known, then the
-/// fewer wall seconds -- and among unstable ones (whose speed says little)
-/// the lower last loss; ties keep the earlier.
+/// Better branch: a positive speed (converging, or unstable but falling by
+/// more than its noise) before a zero speed before diverged; among positive
+/// speeds the higher -- unless the speeds lie within `tie_spread` of the
+/// higher one and both wall times are known, then the fewer wall seconds --
+/// and among zero speeds (which say nothing) the lower last loss; ties keep
+/// the earlier. The label does not rank: as in MLtuner it only decides the
+/// trial length (a converging branch says the trials are long enough), and
+/// the speed already subtracts the noise.
 inline bool better(const trial& a, const trial& b, double tie_spread) {
-  auto rank = [](label l) { return l == label::converging ? 0 : l == label::unstable ? 1 : 2; };
+  auto rank = [](const summary& s) { return s.verdict == label::diverged ? 2 : s.speed > 0 ? 0 : 1; };
   const summary &x = a.progress, &y = b.progress;
-  if (rank(x.verdict) != rank(y.verdict)) return rank(x.verdict) < rank(y.verdict);
+  if (rank(x) != rank(y)) return rank(x) < rank(y);
   if (x.verdict == label::diverged) return false;
-  if (x.verdict == label::converging) {
+  if (rank(x) == 0) {
     const double top = std::max(x.speed, y.speed);
     if (tie_spread > 0 && a.seconds > 0 && b.seconds > 0 &&
         top - std::min(x.speed, y.speed) <= tie_spread * top)
@@ -209,10 +216,17 @@ result tune(Searcher& searcher, Branches& branches, Run&& run, std::uint64_t clo
       if (tried[i].t.progress.verdict == label::diverged) branches.drop(tried[i].id);
       if (detail::better(tried[i].t, tried[best].t, o.tie_spread)) best = i;
     }
-    decided = tried[best].t.progress.verdict == label::converging;
+    decided = std::any_of(tried.begin(), tried.end(),
+                          [](const live_branch& b) { return b.t.progress.verdict == label::converging; });
     if (!decided) {
       if (length * 2 > o.max_clocks || (!s && searcher_done)) break;
-      length *= 2;
+      // Longer trials help a branch that falls but not yet steadily; one
+      // that rose above its fork's loss (or diverged) will not converge by
+      // running longer, so alone it does not double the length.
+      if (std::any_of(tried.begin(), tried.end(), [](const live_branch& b) {
+            return b.t.progress.verdict != label::diverged && b.t.progress.range < 0;
+          }))
+        length *= 2;
     }
   }
   for (std::size_t i = 0; i < tried.size(); ++i)
@@ -222,7 +236,8 @@ result tune(Searcher& searcher, Branches& branches, Run&& run, std::uint64_t clo
   auto spread_small = [&] {
     std::vector<double> speeds;
     for (const auto& b : tried)
-      if (b.t.progress.verdict == label::converging) speeds.push_back(b.t.progress.speed);
+      if (b.t.progress.verdict != label::diverged && b.t.progress.speed > 0)
+        speeds.push_back(b.t.progress.speed);
     if (speeds.size() < o.stop_top) return false;
     std::sort(speeds.rbegin(), speeds.rend());
     return speeds[0] - speeds[o.stop_top - 1] <= o.stop_spread * speeds[0];

@@ -44,8 +44,11 @@ TEST_CASE("a table refuses any holding notify_ack on every member", "[table]") {
   dml::comm::inproc::run(n, [&](auto& comm) {
     try {
       // Only member 1 holds notify_ack: the others must learn of it too.
-      const c::any held = comm.rank() == 1 ? c::any(c::notify_ack{}) : c::any(c::bsp{});
-      auto t = dml::make_table<float>(comm, 4, 2, held);
+      if (comm.rank() == 1) {
+        auto t = dml::make_table<float>(comm, 4, 2, c::any(c::notify_ack{}));
+      } else {
+        auto t = dml::make_table<float>(comm, 4, 2, c::any(c::bsp{}));
+      }
     } catch (const dml::config_error& e) {
       errors[comm.rank()] = e.what();
     }

@@ -37,6 +37,14 @@ struct vector_stats {
   /// In-neighbour updates a gather could not combine because a view change
   /// lost them (the sender had moved past that round when the group shrank).
   std::uint64_t lost_in_view_change = 0;
+  /// Markers written: scatters with dml::to{...} that left an out-neighbour
+  /// out under a policy whose receivers must hear of it (header and footer,
+  /// no payload; counted in bytes_sent).
+  std::uint64_t markers_sent = 0;
+  /// Markers read: an in-neighbour's scatter left this member out. A gather
+  /// that heard from every live in-neighbour (an update or a marker) counts
+  /// as full.
+  std::uint64_t markers_received = 0;
 
   /// Share of gathers that combined every live in-neighbour (1 when none yet).
   [[nodiscard]] double full_share() const noexcept {

@@ -57,7 +57,8 @@ struct member_log {
 
 constexpr int rounds = 24;
 
-std::vector<member_log> run_subsets(std::size_t n, const dml::consistency::any& cons, const dml::topology::any& topo) {
+std::vector<member_log> run_subsets(std::size_t n, const dml::consistency::any& cons,
+                                    const dml::topology::any& topo) {
   inproc::options o;
   o.max_random_delay = 150us;
   o.seed = 7 + n;
@@ -103,8 +104,8 @@ std::string check(const std::vector<member_log>& logs, const dml::consistency::a
       const std::uint64_t t = g + 1;
       const auto& inputs = m.gathers[g];
       for (const auto& s : inputs) {
-        const std::string what = who + "gather " + std::to_string(t) + " input from " + std::to_string(s.sender) +
-                                 " clock " + std::to_string(s.clock);
+        const std::string what = who + "gather " + std::to_string(t) + " input from " +
+                                 std::to_string(s.sender) + " clock " + std::to_string(s.clock);
         if (!std::binary_search(m.in.begin(), m.in.end(), s.sender)) return what + ": not an in-neighbour";
         if (!sends(s.sender, r, s.clock)) return what + ": was never sent here";
         if (s.value != value_of(s.sender, s.clock) || !s.uniform) return what + ": wrong values";
@@ -115,9 +116,11 @@ std::string check(const std::vector<member_log>& logs, const dml::consistency::a
       }
       if (exact) {
         for (auto q : m.in) {
-          const bool got = std::any_of(inputs.begin(), inputs.end(), [&](const seen& s) { return s.sender == q; });
+          const bool got =
+              std::any_of(inputs.begin(), inputs.end(), [&](const seen& s) { return s.sender == q; });
           if (got != sends(q, r, t))
-            return who + "gather " + std::to_string(t) + (got ? " combined " : " missed ") + std::to_string(q);
+            return who + "gather " + std::to_string(t) + (got ? " combined " : " missed ") +
+                   std::to_string(q);
           expected_markers += got ? 0 : 1;
         }
       }
@@ -137,8 +140,8 @@ std::string check(const std::vector<member_log>& logs, const dml::consistency::a
 
 TEST_CASE("scatter(to{...}) sends to a subset under every policy", "[vector][to]") {
   const std::vector<dml::consistency::any> policies{dml::consistency::bsp{}, dml::consistency::notify_ack{},
-                                                    dml::consistency::any::ssp(1), dml::consistency::any::ssp(0),
-                                                    dml::consistency::asp{}};
+                                                    dml::consistency::any::ssp(1),
+                                                    dml::consistency::any::ssp(0), dml::consistency::asp{}};
   const std::vector<dml::topology::any> topologies{dml::topology::all{}, dml::topology::halton{}};
   for (const auto& cons : policies) {
     for (const auto& topo : topologies) {

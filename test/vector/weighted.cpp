@@ -92,8 +92,8 @@ TEST_CASE("weighted_average: 3x the data, 3x the weight, the serial mean", "[vec
         count += 1;
       }
     auto v = dml::make_vector<double>(c, 1, dml::gather::weighted_average{});  // all, bsp
-    v.span()[0] = sum / count;  // the local mean
-    v.set_weight(count);        // 300 on member 0, 100 on the others
+    v.span()[0] = sum / count;                                                 // the local mean
+    v.set_weight(count);  // 300 on member 0, 100 on the others
     v.scatter();
     v.gather();
     result[c.rank()] = v.span()[0];
@@ -139,7 +139,8 @@ TEST_CASE("weighted_average: a zero total weight and bad weights are errors", "[
     untouched[c.rank()] = a.span()[0];
   });
   for (std::size_t m = 0; m < 3; ++m) {
-    CHECK(zero[m].find("weighted_average: the weights of the 3 updates combined sum to 0") != std::string::npos);
+    CHECK(zero[m].find("weighted_average: the weights of the 3 updates combined sum to 0") !=
+          std::string::npos);
     CHECK(negative[m].find("set_weight: the weight must be finite and >= 0") != std::string::npos);
     CHECK(nan[m].find("set_weight") != std::string::npos);
     CHECK(untouched[m] == 5);

@@ -242,8 +242,8 @@ class dist_vector {
           if (core_.out_active(o, next)) list += (list.empty() ? "" : ", ") + std::to_string(o);
         throw config_error("dml::dist_vector::scatter(dml::to{...}): member " + std::to_string(m) +
                            " is not an out-neighbour of member " + std::to_string(rank()) + " at clock " +
-                           std::to_string(next) + " (its out-neighbours: " +
-                           (list.empty() ? "none" : list) + ")");
+                           std::to_string(next) + " (its out-neighbours: " + (list.empty() ? "none" : list) +
+                           ")");
       }
     }
     core_.encode();

@@ -191,9 +191,9 @@ struct weighted_average {
     double total = self;
     for (const auto& in : inputs) total += in.weight * in.sender_weight;
     if (!(total > 0) || !std::isfinite(total))
-      throw config_error("dml::gather::weighted_average: the weights of the " + std::to_string(inputs.size() + 1) +
-                         " updates combined sum to " + std::to_string(total) +
-                         " (set_weight() on at least one of them must be > 0)");
+      throw config_error("dml::gather::weighted_average: the weights of the " +
+                         std::to_string(inputs.size() + 1) + " updates combined sum to " +
+                         std::to_string(total) + " (set_weight() on at least one of them must be > 0)");
     if constexpr (std::is_floating_point_v<T>) {
       for (auto& x : own) x = static_cast<T>(self * static_cast<double>(x));
       for (const auto& in : inputs) {

@@ -14,9 +14,9 @@ DML_BEGIN_NAMESPACE
 
 /// Counters of one distributed vector on one member, since construction.
 struct vector_stats {
-  std::uint64_t scatters = 0;        ///< calls of scatter()
-  std::uint64_t gathers = 0;         ///< calls of gather()
-  std::uint64_t bytes_sent = 0;      ///< bytes written into peers' slots (headers included)
+  std::uint64_t scatters = 0;    ///< calls of scatter()
+  std::uint64_t gathers = 0;     ///< calls of gather()
+  std::uint64_t bytes_sent = 0;  ///< bytes written into peers' slots (headers included)
   /// The updates' own bytes among bytes_sent: values, or index/value pairs
   /// of a sparse update, without the slots' headers and footers.
   std::uint64_t payload_bytes_sent = 0;

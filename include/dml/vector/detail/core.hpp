@@ -407,14 +407,15 @@ class vector_core {
     const auto codec_parts = codec_.parts(send_len_);
     std::array<payload_part, std::tuple_size_v<decltype(codec_parts)> + 1> parts{};
     std::copy(codec_parts.begin(), codec_parts.end(), parts.begin());
-    if (weighted_) parts.back() = payload_part{codec_.payload_words(), std::as_bytes(std::span(&sent_weight_, 1))};
+    if (weighted_)
+      parts.back() = payload_part{codec_.payload_words(), std::as_bytes(std::span(&sent_weight_, 1))};
     const round_plan* round = plan(clock_);
     for (std::size_t k = 0; k < out.size(); ++k) {
       if (round != nullptr && !round->out_active[k]) continue;
       if (all_dests_ || std::binary_search(dests_.begin(), dests_.end(), out[k])) {
         const std::size_t d = clock_ % slot_depth;
-        const std::size_t written = write_slot(seg_, out[k], layout_.base(out_pos_[k], d), layout_.payload_words,
-                                               clock_, send_len_, epoch_, parts);
+        const std::size_t written = write_slot(seg_, out[k], layout_.base(out_pos_[k], d),
+                                               layout_.payload_words, clock_, send_len_, epoch_, parts);
         last_real_[k] = static_cast<std::uint8_t>(d + 1);
         stats_.bytes_sent += written;
         stats_.payload_bytes_sent += written - 8 * (header_words + footer_words);
@@ -423,8 +424,8 @@ class vector_core {
       if (skipped_ == skipped_write::nothing) continue;
       std::size_t d = clock_ % slot_depth;
       if (skipped_ == skipped_write::marker_aside && last_real_[k] != 0) d = slot_depth - last_real_[k];
-      stats_.bytes_sent += write_slot(seg_, out[k], layout_.base(out_pos_[k], d), layout_.payload_words, clock_,
-                                      no_update, epoch_, std::array<payload_part, 0>{});
+      stats_.bytes_sent += write_slot(seg_, out[k], layout_.base(out_pos_[k], d), layout_.payload_words,
+                                      clock_, no_update, epoch_, std::array<payload_part, 0>{});
       ++stats_.markers_sent;
     }
   }
@@ -537,20 +538,20 @@ class vector_core {
   slot_layout layout_;
   std::uint64_t clock_ = 0;
   std::uint64_t send_len_ = 0;
-  std::uint64_t epoch_ = 0;            // view epoch of graph_ and seg_
-  bool pending_ = false;               // local_ is the update of clock_, sent and not yet combined here
-  bool in_scatter_ = false;            // a scatter is under way (undone when a failure cuts it short)
-  bool applied_ = false;               // the current gather has rewritten local_
-  bool weighted_ = false;              // slots carry the sender's weight
-  double weight_ = 1;                  // set_weight(): carried by the following scatters
-  double sent_weight_ = 1;             // the weight of the update of clock_ (written with it)
-  bool all_dests_ = true;              // the current scatter goes to every out-neighbour
-  std::vector<member_id> dests_;       // otherwise to these (ascending)
+  std::uint64_t epoch_ = 0;       // view epoch of graph_ and seg_
+  bool pending_ = false;          // local_ is the update of clock_, sent and not yet combined here
+  bool in_scatter_ = false;       // a scatter is under way (undone when a failure cuts it short)
+  bool applied_ = false;          // the current gather has rewritten local_
+  bool weighted_ = false;         // slots carry the sender's weight
+  double weight_ = 1;             // set_weight(): carried by the following scatters
+  double sent_weight_ = 1;        // the weight of the update of clock_ (written with it)
+  bool all_dests_ = true;         // the current scatter goes to every out-neighbour
+  std::vector<member_id> dests_;  // otherwise to these (ascending)
   skipped_write skipped_ = skipped_write::marker;  // what out-neighbours left out get
   std::vector<std::uint8_t> last_real_;  // per out-neighbour: 1 + slot of the newest update sent, 0: none
   std::size_t markers_ = 0;              // markers read in the current gather
-  std::vector<std::size_t> out_pos_;   // my index in each out-neighbour's in-list
-  std::vector<std::size_t> ack_word_;  // my ack counter's word on each in-neighbour
+  std::vector<std::size_t> out_pos_;     // my index in each out-neighbour's in-list
+  std::vector<std::size_t> ack_word_;    // my ack counter's word on each in-neighbour
   std::vector<std::uint64_t> consumed_;
   std::vector<std::uint64_t> skip_through_;  // rounds <= this from in-neighbour q were lost in a view change
   std::vector<gather::input<T>> staged_;     // per in-neighbour: the update read last

@@ -46,7 +46,9 @@ class vector_protocol {
   void write_all() { v_.write_all(skipped_write::marker); }
   /// As write_all(), but an out-neighbour left out gets its marker in the
   /// slot that does not hold the newest update sent to it, which it keeps
-  /// (ssp: the marker tells the receiver how far the sender has got).
+  /// (ssp: the marker tells the receiver how far the sender has got). That
+  /// may be the slot of clock() - 1: only for policies whose combines read
+  /// either slot (combine_newest, combine_unconsumed), never combine_exact.
   void write_all_keeping_newest() { v_.write_all(skipped_write::marker_aside); }
   /// As write_all(), but an out-neighbour left out gets nothing (asp: its
   /// receiver never waits).

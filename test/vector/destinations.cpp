@@ -198,3 +198,107 @@ TEST_CASE("scatter(to{...}) rejects an id that is not an out-neighbour", "[vecto
     CHECK(after[m] == (double(m) + double((m + 3) % 4)) / 2);
   }
 }
+
+TEST_CASE("scatter(to{...}) under ssp: the neighbour keeps the older update within the slack",
+          "[vector][to]") {
+  // Two members, lock-stepped by barriers so the outcome is certain: member
+  // 0 sends at clock 1 only and leaves member 1 out at clocks 2..6.
+  std::vector<std::vector<seen>> log1;
+  dml::vector_stats stats1;
+  std::string error;
+  inproc::run(2, [&](inproc::context& c) {
+    std::vector<std::vector<seen>> log;
+    try {
+      auto v =
+          dml::make_vector<double>(c, 4, dml::consistency::any::ssp(3), dml::topology::any(), recorder{&log});
+      for (std::uint64_t t = 1; t <= 6; ++t) {
+        std::fill(v.span().begin(), v.span().end(), value_of(c.rank(), t));
+        if (c.rank() == 0 && t > 1)
+          v.scatter(dml::to{});
+        else
+          v.scatter();
+        v.barrier();
+        v.gather();
+        v.barrier();
+      }
+      if (c.rank() == 1) stats1 = v.stats();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    if (c.rank() == 1) log1 = std::move(log);
+  });
+  REQUIRE(error.empty());
+  REQUIRE(log1.size() == 6);
+  // Gathers 1..4 (oldest allowed clock max(t - 3, 1) <= 1) combine the clock-1
+  // update, kept beside the markers; gathers 5 and 6 find only markers.
+  for (std::size_t g = 0; g < 6; ++g) {
+    INFO("gather " << g + 1);
+    if (g < 4) {
+      REQUIRE(log1[g].size() == 1);
+      CHECK(log1[g][0].clock == 1);
+      CHECK(log1[g][0].value == value_of(0, 1));
+    } else {
+      CHECK(log1[g].empty());
+    }
+  }
+  CHECK(stats1.markers_received == 2);
+  CHECK(stats1.full_gathers == 6);
+}
+
+TEST_CASE("scatter(to{...}) under a time-varying topology: this round's peer only", "[vector][to]") {
+  // one_peer_exponential over 4 members: one peer per round; the union of a
+  // period has two. Member m sends to its round's peer when m + clock is
+  // even and to nobody otherwise; naming the union's other out-neighbour is
+  // an error.
+  constexpr std::size_t n = 4;
+  constexpr std::uint64_t rounds = 6;
+  const dml::topology::one_peer_exponential topo;
+  std::vector<std::string> errors(n), wrong(n);
+  inproc::options o;
+  o.max_random_delay = 100us;
+  inproc::run(
+      n,
+      [&](inproc::context& c) {
+        const auto me = c.rank();
+        try {
+          auto v = dml::make_vector<double>(c, 3, topo, dml::gather::sum{});  // bsp
+          for (std::uint64_t t = 1; t <= rounds; ++t) {
+            const auto round = dml::topology::build_round(topo, n, t - 1);
+            const dml::member_id peer = round.out(me)[0];
+            if (t == 1) {
+              for (auto m : v.out_neighbours()) {
+                if (m == peer) continue;
+                try {
+                  v.scatter(dml::to{m});
+                } catch (const dml::config_error& e) {
+                  errors[me] = e.what();
+                }
+              }
+            }
+            std::fill(v.span().begin(), v.span().end(), value_of(me, t));
+            if ((me + t) % 2 == 0)
+              v.scatter(dml::to{peer});
+            else
+              v.scatter(dml::to{});
+            v.gather();
+            double want = value_of(me, t);
+            for (auto s : round.in(me))
+              if ((s + t) % 2 == 0) want += value_of(s, t);
+            if (v.span()[0] != want && wrong[me].empty())
+              wrong[me] = "member " + std::to_string(me) + " clock " + std::to_string(t) + ": got " +
+                          std::to_string(v.span()[0]) + ", want " + std::to_string(want);
+          }
+          if (v.stats().full_gathers != rounds && wrong[me].empty()) wrong[me] = "not every gather was full";
+        } catch (const std::exception& e) {
+          wrong[me] = e.what();
+        }
+      },
+      o);
+  for (dml::member_id m = 0; m < n; ++m) {
+    INFO(errors[m]);
+    CHECK(errors[m].find("is not an out-neighbour of member " + std::to_string(m) + " at clock 1") !=
+          std::string::npos);
+    INFO(wrong[m]);
+    CHECK(wrong[m].empty());
+  }
+}

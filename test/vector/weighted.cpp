@@ -171,3 +171,43 @@ TEST_CASE("weighted_average with to{...}: the mean over what was sent", "[vector
     CHECK(close(got[r], num / den));
   }
 }
+
+namespace {
+// A user's gather named like the built-in average but using weights: its
+// slots have one word more, which the description members compare says.
+struct my_average {
+  using policy_slot = dml::slot::gather;
+  static constexpr bool carries_weights = true;
+  [[nodiscard]] static constexpr std::string_view name() noexcept { return "average"; }
+  template <class T>
+  void operator()(std::span<T> own, std::span<const dml::gather::input<T>> inputs,
+                  const dml::gather::mixing& m) const {
+    dml::gather::weighted_average{}(own, inputs, m);
+  }
+  template <class T>
+  void operator()(std::span<T> own, std::span<const dml::gather::input<T>> inputs) const {
+    dml::gather::weighted_average{}(own, inputs);
+  }
+};
+}  // namespace
+
+TEST_CASE("weighted_average: members disagreeing on the weight word get config_error", "[vector][weighted]") {
+  std::vector<std::string> errors(2);
+  inproc::run(2, [&](inproc::context& c) {
+    try {
+      if (c.rank() == 0) {
+        auto v = dml::make_vector<double>(c, 4, my_average{});
+        v.set_weight(2);
+      } else {
+        auto v = dml::make_vector<double>(c, 4, dml::gather::average{});
+      }
+    } catch (const dml::config_error& e) {
+      errors[c.rank()] = e.what();
+    }
+  });
+  for (const auto& e : errors) {
+    INFO(e);
+    CHECK(e.find("disagree on the vector's configuration") != std::string::npos);
+    CHECK(e.find("(slots carry weights)") != std::string::npos);
+  }
+}

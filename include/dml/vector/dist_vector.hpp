@@ -604,7 +604,9 @@ class dist_vector {
            " representation=" + detail::policy_name(core_.representation()) +
            " topology=" + detail::policy_name(topo_) + " (edges " + std::to_string(graph.edge_count()) +
            ", hash " + std::to_string(h % 1000000007ULL) + ") consistency=" + detail::policy_name(cons_) +
-           " gather=" + detail::policy_name(gather_);
+           " gather=" + detail::policy_name(gather_) +
+           // the slot layout: members must agree whether slots carry a weight word
+           (gather::carries_weights_v<Gather> ? " (slots carry weights)" : "");
   }
 
   std::exception_ptr deferred_;  // from a background scatter, rethrown by the next operation

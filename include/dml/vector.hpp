@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 /// @file
 /// Distributed vectors: the type, make_vector, representations, gather
-/// functors, statistics and delta tracking. (xtensor views: dml/vector/xtensor.hpp.)
+/// functors, statistics, per-call destinations (dml::to) and delta tracking. (xtensor views: dml/vector/xtensor.hpp.)
 #pragma once
 
 #include <dml/vector/delta.hpp>
@@ -11,3 +11,4 @@
 #include <dml/vector/make_vector.hpp>
 #include <dml/vector/representation.hpp>
 #include <dml/vector/stats.hpp>
+#include <dml/vector/to.hpp>

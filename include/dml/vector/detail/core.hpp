@@ -64,9 +64,6 @@ struct gather_call {
   }
 };
 
-/// One round of a time-varying topology, seen from one member against the
-/// union graph its slots are laid out for: which out- and in-neighbours
-/// take part in the round, and the round's mixing weights.
 /// What a scatter that leaves some out-neighbours out (dml::to) writes to
 /// them; the consistency policy chooses (see docs/vectors.md).
 enum class skipped_write {
@@ -75,6 +72,9 @@ enum class skipped_write {
   nothing,       ///< no write: the receiver keeps what it has (it never waits)
 };
 
+/// One round of a time-varying topology, seen from one member against the
+/// union graph its slots are laid out for: which out- and in-neighbours
+/// take part in the round, and the round's mixing weights.
 struct round_plan {
   std::vector<bool> out_active;    // per out-neighbour of the union graph
   std::vector<bool> in_active;     // per in-neighbour of the union graph
@@ -474,7 +474,11 @@ class vector_core {
     }
     if (seg_.load(base + 3) != epoch_) return slot_read::empty;  // a late write from an older view
     const std::uint64_t len = seg_.load(base + 2);
-    if (len == no_update) return slot_read::marker;
+    if (len == no_update) {  // a marker, unless a new write began after the first header read
+      if (seg_.load(base) == h0) return slot_read::marker;
+      ++stats_.torn_reads;
+      return slot_read::torn;
+    }
     if (!codec_.valid_length(len)) {
       ++stats_.torn_reads;
       return slot_read::torn;

@@ -211,3 +211,41 @@ TEST_CASE("weighted_average: members disagreeing on the weight word get config_e
     CHECK(e.find("(slots carry weights)") != std::string::npos);
   }
 }
+
+TEST_CASE("weighted_average over sparse slots under notify_ack", "[vector][weighted]") {
+  // The weight word follows the sparse payload (index and value areas);
+  // elements an input does not carry count as zero, with its full weight.
+  constexpr std::size_t n = 5, length = 10;
+  std::vector<std::string> errors(n);
+  inproc::run(n, [&](inproc::context& c) {
+    const auto me = c.rank();
+    try {
+      auto v = dml::make_vector<double>(c, length, dml::sparse{3}, dml::consistency::notify_ack{},
+                                        dml::topology::ring{}, dml::gather::weighted_average{});
+      const auto in = v.in_neighbours();
+      auto value = [](dml::member_id m, std::size_t i) { return i % n == m ? 2.0 + double(m) : 0.0; };
+      for (int r = 0; r < 3; ++r) {
+        for (std::size_t i = 0; i < length; ++i) v.span()[i] = value(me, i);
+        v.set_weight(weight_of(me) + 1);
+        v.scatter();
+        v.gather();
+        for (std::size_t i = 0; i < length && errors[me].empty(); ++i) {
+          double num = (weight_of(me) + 1) * value(me, i), den = weight_of(me) + 1;
+          for (auto j : in) {
+            num += (weight_of(j) + 1) * value(j, i);
+            den += weight_of(j) + 1;
+          }
+          if (!close(v.span()[i], num / den))
+            errors[me] = "member " + std::to_string(me) + " element " + std::to_string(i) + ": got " +
+                         std::to_string(v.span()[i]) + ", want " + std::to_string(num / den);
+        }
+      }
+    } catch (const std::exception& e) {
+      errors[me] = e.what();
+    }
+  });
+  for (const auto& e : errors) {
+    INFO(e);
+    CHECK(e.empty());
+  }
+}

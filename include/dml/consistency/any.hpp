@@ -85,7 +85,7 @@ class any {
       case kind::asp:
         return consistency::asp{}.scatter(p);
       case kind::ssp:
-        return p.write_all();  // as ssp<S>: write, no waiting
+        return p.write_all_keeping_newest();  // as ssp<S>: write, no waiting
       case kind::notify_ack:
         return consistency::notify_ack{}.scatter(p);
       case kind::adaptive:

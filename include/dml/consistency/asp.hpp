@@ -13,13 +13,14 @@ namespace consistency {
 /// scatter: write, no waiting. gather: combine the newest complete update of
 /// each in-neighbour that was not combined before; updates being written
 /// (torn or in flight) are skipped and counted. Never blocks, even when a
-/// neighbour has stopped.
+/// neighbour has stopped. A scatter with dml::to{...} writes nothing to the
+/// out-neighbours it leaves out: they keep the update they had.
 struct asp {
   using policy_slot = slot::consistency;
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "asp"; }
   template <class P>
   void scatter(P& p) const {
-    p.write_all();
+    p.write_destinations();
   }
   template <class P>
   void gather(P& p) const {

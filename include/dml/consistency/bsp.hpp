@@ -13,7 +13,10 @@ namespace consistency {
 
 /// scatter: write slot t mod 2 of every out-neighbour, flush, barrier of the
 /// live members. gather: combine exactly the clock-t update of every
-/// in-neighbour (the barrier guarantees all of them are complete).
+/// in-neighbour (the barrier guarantees all of them are complete). A
+/// scatter with dml::to{...} writes a marker (no payload) to the
+/// out-neighbours it leaves out; their gather counts it as heard from and
+/// combines only the updates sent to them.
 struct bsp {
   using policy_slot = slot::consistency;
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "bsp"; }

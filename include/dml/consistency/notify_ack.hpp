@@ -14,7 +14,10 @@ namespace consistency {
 /// t − 1, write, flush, notify each out-neighbour. gather: wait for the
 /// round-t notify of every live in-neighbour, combine exactly those updates,
 /// then acknowledge each. Every gather combines every live in-neighbour, and
-/// a sender is never more than one round ahead of its receivers.
+/// a sender is never more than one round ahead of its receivers. A scatter
+/// with dml::to{...} writes a marker to the out-neighbours it leaves out and
+/// notifies them all the same; they acknowledge the marker, so the waits
+/// stay per edge and exact.
 struct notify_ack {
   using policy_slot = slot::consistency;
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "notify_ack"; }

@@ -27,7 +27,11 @@ namespace consistency {
 /// in-neighbour's newest complete update has clock ≥ t − S, then combine the
 /// newest complete update of each in-neighbour with clock ≥ t − S. No gather
 /// ever combines an update older than t − S; a member whose neighbour lags
-/// by more than S blocks until it catches up.
+/// by more than S blocks until it catches up. A scatter with dml::to{...}
+/// leaves a marker with the out-neighbours it leaves out, beside the newest
+/// update it sent them: the marker's clock counts for the wait (the sender
+/// has got that far), and the gather combines that older update if it is
+/// still within the slack, or nothing from that sender.
 /// @tparam S the slack: how many clocks an input may lag behind.
 template <std::uint64_t S>
 struct ssp {
@@ -36,7 +40,7 @@ struct ssp {
   [[nodiscard]] static std::string name() { return "ssp<" + std::to_string(S) + ">"; }
   template <class P>
   void scatter(P& p) const {
-    p.write_all();
+    p.write_all_keeping_newest();
   }
   template <class P>
   void gather(P& p) const {

@@ -29,8 +29,11 @@
 #include <dml/vector/gather.hpp>
 #include <dml/vector/representation.hpp>
 #include <dml/vector/stats.hpp>
+#include <dml/vector/to.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -125,6 +128,7 @@ class dist_vector {
         topo_(std::move(topo)),
         cons_(std::move(cons)),
         gather_(std::move(gather)) {
+    core_.carry_weights(gather::carries_weights_v<Gather>);
     detail::settle_background(comm);  // another vector's scatter_async() finishes first
     for (;;) {
       try {
@@ -211,6 +215,60 @@ class dist_vector {
     core_.encode();  // may throw (sparse capacity) before anything is sent
     send();
   }
+
+  /// Sends the local buffer as the update of the next clock to the listed
+  /// out-neighbours only (see dml::to). The consistency policy stays exact
+  /// about who waits for whom: under bsp and notify_ack every out-neighbour
+  /// left out receives a marker (header and footer, no payload), so its
+  /// gather completes and combines only the updates sent to it; under ssp
+  /// the marker goes beside the newest update sent to that neighbour, which
+  /// the neighbour keeps and may still combine within the slack; under asp
+  /// those left out receive nothing. Throws `dml::config_error` naming the
+  /// first id that is not an out-neighbour of this member in this round;
+  /// nothing is sent then. After a view change the scatter is made again on
+  /// the new graph, to the listed ids that are still out-neighbours.
+  void scatter(const to& destinations) {
+    const exchange_clock timing(*this, true);
+    settle();
+    const std::uint64_t next = core_.clock() + 1;
+    std::vector<member_id> ids = destinations.ids;
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    const auto out = core_.out_neighbours();
+    for (const member_id m : ids) {
+      if (!std::binary_search(out.begin(), out.end(), m) || !core_.out_active(m, next)) {
+        std::string list;
+        for (const member_id o : out)
+          if (core_.out_active(o, next)) list += (list.empty() ? "" : ", ") + std::to_string(o);
+        throw config_error("dml::dist_vector::scatter(dml::to{...}): member " + std::to_string(m) +
+                           " is not an out-neighbour of member " + std::to_string(rank()) + " at clock " +
+                           std::to_string(next) + " (its out-neighbours: " + (list.empty() ? "none" : list) +
+                           ")");
+      }
+    }
+    core_.encode();
+    core_.set_destinations(std::move(ids));
+    send();
+  }
+
+  /// The weight the following scatters carry (kept until changed), for a
+  /// gather that uses weights (dml::gather::weighted_average): e.g. this
+  /// member's shard size, or the samples it processed since the last
+  /// exchange. Finite and ≥ 0; 1 until set. The weight of an update is
+  /// fixed when it is scattered.
+  /// @throws dml::config_error when `w` is negative or not finite.
+  template <class G = Gather>
+  void set_weight(double w) {
+    static_assert(gather::carries_weights_v<G>,
+                  "dml::dist_vector::set_weight: the gather functor does not use weights (use "
+                  "dml::gather::weighted_average)");
+    if (!std::isfinite(w) || w < 0)
+      throw config_error("dml::dist_vector::set_weight: the weight must be finite and >= 0, got " +
+                         std::to_string(w));
+    core_.set_weight(w);
+  }
+  /// The weight the next scatter carries.
+  [[nodiscard]] double weight() const noexcept { return core_.weight(); }
 
   /// The non-blocking scatter: packs the local buffer (so the caller may
   /// change it right away) and returns; the writes, flushes and the
@@ -546,7 +604,9 @@ class dist_vector {
            " representation=" + detail::policy_name(core_.representation()) +
            " topology=" + detail::policy_name(topo_) + " (edges " + std::to_string(graph.edge_count()) +
            ", hash " + std::to_string(h % 1000000007ULL) + ") consistency=" + detail::policy_name(cons_) +
-           " gather=" + detail::policy_name(gather_);
+           " gather=" + detail::policy_name(gather_) +
+           // the slot layout: members must agree whether slots carry a weight word
+           (gather::carries_weights_v<Gather> ? " (slots carry weights)" : "");
   }
 
   std::exception_ptr deferred_;  // from a background scatter, rethrown by the next operation

@@ -43,6 +43,9 @@ struct input {
   std::span<const std::uint32_t> indices;  ///< the elements' indices (sparse only)
   bool sparse_values = false;              ///< true when values pair up with indices
   double weight = 1;                       ///< the receiver's weight for this sender (1 without weights)
+  /// The weight the sender set for this update (dist_vector::set_weight);
+  /// 1 unless the gather carries weights (see weighted_average).
+  double sender_weight = 1;
 
   [[nodiscard]] bool is_sparse() const noexcept { return sparse_values; }
 
@@ -63,6 +66,17 @@ struct input {
 struct mixing {
   double self = 1;
   bool weighted = false;
+  /// The weight this member set for its own last update
+  /// (dist_vector::set_weight); 1 unless the gather carries weights.
+  double own_weight = 1;
+};
+
+/// Whether a gather functor uses the weights senders set: it says so with
+/// `static constexpr bool carries_weights = true;`. Its vector's slots then
+/// carry each sender's weight (one word more per slot).
+template <class G>
+inline constexpr bool carries_weights_v = requires {
+  requires G::carries_weights;
 };
 
 /// A gather functor for element type T.
@@ -147,6 +161,60 @@ struct average {
     }
     for (const auto& in : inputs) in.for_each([&](std::size_t i, T v) { own[i] += v; });
     for (auto& x : own) x /= k;
+  }
+};
+
+/// The weighted mean of own and the inputs, with the weights their senders
+/// set: own ← Σ w_i · x_i / Σ w_i over own and the inputs combined, where
+/// w_i is what member i gave dist_vector::set_weight (e.g. its shard size,
+/// or the samples it processed since the last exchange) before the scatter
+/// that sent x_i. Each weight travels with its update; nothing else is
+/// exchanged. Over a graph with mixing weights, w_i is multiplied by the
+/// receiver's weight for the sender (and w_self by its own).
+///
+/// Weights are not mixed (this is not push-sum): every member keeps the
+/// weight it set, and its buffer keeps holding the model, not w · model.
+/// See docs/vectors.md, "Weighted averaging", for why.
+///
+/// Own is kept when nothing arrived. With inputs, the weights combined must
+/// sum to a positive number; otherwise the gather throws `config_error`.
+/// Elements a sparse input does not carry count as zero. Integers are
+/// summed in double and rounded once.
+struct weighted_average {
+  using policy_slot = slot::gather;
+  static constexpr bool carries_weights = true;
+  [[nodiscard]] static constexpr std::string_view name() noexcept { return "weighted_average"; }
+  template <class T>
+  void operator()(std::span<T> own, std::span<const input<T>> inputs, const mixing& m) const {
+    if (inputs.empty()) return;
+    const double self = m.self * m.own_weight;
+    double total = self;
+    for (const auto& in : inputs) total += in.weight * in.sender_weight;
+    if (!(total > 0) || !std::isfinite(total))
+      throw config_error("dml::gather::weighted_average: the weights of the " +
+                         std::to_string(inputs.size() + 1) + " updates combined sum to " +
+                         std::to_string(total) + " (set_weight() on at least one of them must be > 0)");
+    if constexpr (std::is_floating_point_v<T>) {
+      for (auto& x : own) x = static_cast<T>(self * static_cast<double>(x));
+      for (const auto& in : inputs) {
+        const double w = in.weight * in.sender_weight;
+        in.for_each([&](std::size_t i, T v) { own[i] += static_cast<T>(w * static_cast<double>(v)); });
+      }
+      for (auto& x : own) x = static_cast<T>(static_cast<double>(x) / total);
+    } else {  // integers: sum in double, round once
+      std::vector<double> acc(own.size());
+      for (std::size_t i = 0; i < own.size(); ++i) acc[i] = self * static_cast<double>(own[i]);
+      for (const auto& in : inputs) {
+        const double w = in.weight * in.sender_weight;
+        in.for_each([&](std::size_t i, T v) { acc[i] += w * static_cast<double>(v); });
+      }
+      for (std::size_t i = 0; i < own.size(); ++i) own[i] = static_cast<T>(std::llround(acc[i] / total));
+    }
+  }
+  /// Called without mixing information: own has weight 1.
+  template <class T>
+  void operator()(std::span<T> own, std::span<const input<T>> inputs) const {
+    (*this)(own, inputs, mixing{});
   }
 };
 

@@ -14,9 +14,9 @@ DML_BEGIN_NAMESPACE
 
 /// Counters of one distributed vector on one member, since construction.
 struct vector_stats {
-  std::uint64_t scatters = 0;        ///< calls of scatter()
-  std::uint64_t gathers = 0;         ///< calls of gather()
-  std::uint64_t bytes_sent = 0;      ///< bytes written into peers' slots (headers included)
+  std::uint64_t scatters = 0;    ///< calls of scatter()
+  std::uint64_t gathers = 0;     ///< calls of gather()
+  std::uint64_t bytes_sent = 0;  ///< bytes written into peers' slots (headers included)
   /// The updates' own bytes among bytes_sent: values, or index/value pairs
   /// of a sparse update, without the slots' headers and footers.
   std::uint64_t payload_bytes_sent = 0;
@@ -37,6 +37,14 @@ struct vector_stats {
   /// In-neighbour updates a gather could not combine because a view change
   /// lost them (the sender had moved past that round when the group shrank).
   std::uint64_t lost_in_view_change = 0;
+  /// Markers written: scatters with dml::to{...} that left an out-neighbour
+  /// out under a policy whose receivers must hear of it (header and footer,
+  /// no payload; counted in bytes_sent).
+  std::uint64_t markers_sent = 0;
+  /// Markers read: an in-neighbour's scatter left this member out. A gather
+  /// that heard from every live in-neighbour (an update or a marker) counts
+  /// as full.
+  std::uint64_t markers_received = 0;
 
   /// Share of gathers that combined every live in-neighbour (1 when none yet).
   [[nodiscard]] double full_share() const noexcept {

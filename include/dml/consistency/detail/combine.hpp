@@ -13,14 +13,17 @@
 //   complete_clock(q, d)         clock of the complete update, 0 if none
 //   header_clock(q, d)           the header's clock (possibly mid-write)
 //   take_in_place(q, d, c)       stage slot (q, d), holding clock c, as q's
-//                                input read in place; false if not valid
+//                                input read in place: slot_read::ok, ::marker
+//                                (q sent nothing to this member at c) or
+//                                ::torn (not valid)
 //   take_copy(q, d)              stage a copy of slot (q, d) as q's input,
 //                                with torn-write detection:
-//                                slot_read::{ok, empty, torn}
+//                                slot_read::{ok, empty, torn, marker}
 //   input_clock(q)               clock of q's staged input
 //   add(q)                       combine q's staged input in this gather
 //   begin(), apply()             start collecting inputs, then combine them
-//   count_lost(), count_stale()  statistics
+//   count_lost(), count_stale(),
+//   count_marker()               statistics
 #pragma once
 
 #include <dml/error.hpp>
@@ -37,7 +40,8 @@ namespace detail {
 
 /// Exactly the clock-c update of every in-neighbour, waiting for each one
 /// that is not complete yet; read in place (nobody rewrites a slot before
-/// the receiver let its writer go on: bsp's barrier, notify_ack's ack).
+/// the receiver let its writer go on: bsp's barrier, notify_ack's ack). A
+/// clock-c marker completes the wait for its sender and adds no input.
 /// `policy_name()` names the policy in the error for a gather before any
 /// scatter.
 template <class R, class Name>
@@ -53,6 +57,7 @@ void combine_exact(R& r, std::uint64_t c, Name&& policy_name) {
       r.count_lost();
       continue;
     }
+    slot_read read = slot_read::torn;
     r.wait(q, "its update", [&] {
       r.sync();
       const std::uint64_t got = r.complete_clock(q, d);
@@ -61,9 +66,14 @@ void combine_exact(R& r, std::uint64_t c, Name&& policy_name) {
                            " overwrote its clock-" + std::to_string(c) + " update with clock " +
                            std::to_string(got) + " before it was combined (members called scatter() and " +
                            "gather() a different number of times?)");
-      return got == c && r.take_in_place(q, d, c);
+      if (got != c) return false;
+      read = r.take_in_place(q, d, c);
+      return read != slot_read::torn;
     });
-    r.add(q);
+    if (read == slot_read::marker)
+      r.count_marker();
+    else
+      r.add(q);
   }
   r.apply();
 }
@@ -71,29 +81,40 @@ void combine_exact(R& r, std::uint64_t c, Name&& policy_name) {
 /// The newest complete update of every in-neighbour whose clock is at
 /// least `min_clock`, waiting while one is only being written; copied out
 /// with torn-write detection (the sender may be rewriting the other slot).
+/// A marker is passed over for the update in the other slot; when that one
+/// is too old the neighbour adds no input (the marker said the sender had
+/// nothing newer for this member).
 template <class R>
 void combine_newest(R& r, std::uint64_t min_clock) {
   r.begin();
   for (std::size_t q = 0; q < r.in_count(); ++q) {
     bool have = false;
+    bool marker = false;
     r.wait(q, "an update recent enough", [&] {
       r.sync();
       const std::array<std::uint64_t, slot_depth> clocks{r.complete_clock(q, 0), r.complete_clock(q, 1)};
       const std::size_t newer = clocks[1] > clocks[0] ? 1 : 0;
-      bool any_recent = false;
+      bool torn = false;
+      marker = false;
       for (std::size_t d : {newer, 1 - newer}) {
         const std::uint64_t c = clocks[d];
         if (c == 0 || c < min_clock) continue;
-        any_recent = true;
-        if (r.take_copy(q, d) == slot_read::ok && r.input_clock(q) >= min_clock) {
+        const slot_read got = r.take_copy(q, d);
+        if (got == slot_read::marker) {
+          marker = true;
+        } else if (got == slot_read::ok && r.input_clock(q) >= min_clock) {
           have = true;
           return true;
+        } else {
+          torn = true;
         }
       }
-      return !any_recent;  // nothing recent enough at all: skip this neighbour
+      return !torn;  // nothing recent enough, or only a marker: no input from this neighbour
     });
     if (have) {
       r.add(q);
+    } else if (marker) {
+      r.count_marker();
     } else {
       r.sync();
       if (r.complete_clock(q, 0) != 0 || r.complete_clock(q, 1) != 0) r.count_stale();
@@ -114,6 +135,7 @@ void combine_unconsumed(R& r) {
     const std::size_t newer = clocks[1] > clocks[0] ? 1 : 0;
     bool have = false;
     bool stale = false;
+    bool marker = false;
     for (std::size_t d : {newer, 1 - newer}) {
       const std::uint64_t c = clocks[d];
       if (c == 0) continue;
@@ -121,13 +143,20 @@ void combine_unconsumed(R& r) {
         stale = true;
         continue;
       }
-      if (r.take_copy(q, d) == slot_read::ok && r.input_clock(q) > r.consumed(q)) {
+      const slot_read got = r.take_copy(q, d);
+      if (got == slot_read::marker) {
+        marker = true;  // the older slot may still hold an update not combined yet
+        continue;
+      }
+      if (got == slot_read::ok && r.input_clock(q) > r.consumed(q)) {
         have = true;
         break;
       }
     }
     if (have)
       r.add(q);
+    else if (marker)
+      r.count_marker();
     else if (stale)
       r.count_stale();
   }

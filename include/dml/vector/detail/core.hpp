@@ -28,6 +28,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -61,6 +62,14 @@ struct gather_call {
   void operator()(std::span<T> own, std::span<const gather::input<T>> inputs, const gather::mixing& m) const {
     fn(functor, own, inputs, m);
   }
+};
+
+/// What a scatter that leaves some out-neighbours out (dml::to) writes to
+/// them; the consistency policy chooses (see docs/vectors.md).
+enum class skipped_write {
+  marker,        ///< a marker in slot clock mod depth (exact policies read that slot)
+  marker_aside,  ///< a marker in the slot not holding the newest update sent there
+  nothing,       ///< no write: the receiver keeps what it has (it never waits)
 };
 
 /// One round of a time-varying topology, seen from one member against the
@@ -175,12 +184,50 @@ class vector_core {
   }
 
   /// Packs the local buffer for the next scatter (may throw: sparse capacity).
-  void encode() { send_len_ = codec_.encode(local_); }
+  void encode() {
+    send_len_ = codec_.encode(local_);
+    sent_weight_ = weight_;
+    clear_destinations();
+  }
   /// The same from a copy, for a scatter that runs in the background.
-  void encode_copy() { send_len_ = codec_.encode_copy(local_); }
+  void encode_copy() {
+    send_len_ = codec_.encode_copy(local_);
+    sent_weight_ = weight_;
+    clear_destinations();
+  }
   /// Packs given index/value pairs for the next scatter (sparse only).
   void encode_pairs(std::span<const std::uint32_t> indices, std::span<const T> values) requires is_sparse {
     send_len_ = codec_.encode_pairs(indices, values);
+    sent_weight_ = weight_;
+    clear_destinations();
+  }
+
+  /// Whether each slot carries the sender's weight (a gather that uses
+  /// them); set before the vector is built, the same on every member.
+  void carry_weights(bool on) noexcept { weighted_ = on; }
+  [[nodiscard]] bool carries_weights() const noexcept { return weighted_; }
+  /// The weight the following scatters carry (kept until changed).
+  void set_weight(double w) noexcept { weight_ = w; }
+  [[nodiscard]] double weight() const noexcept { return weight_; }
+
+  /// The out-neighbours the next writes go to (ascending member ids);
+  /// `all` when every out-neighbour gets the update.
+  void set_destinations(std::vector<member_id> ids) {
+    dests_ = std::move(ids);
+    all_dests_ = false;
+  }
+  void clear_destinations() noexcept {
+    dests_.clear();
+    all_dests_ = true;
+  }
+  /// Whether out-neighbour m is active in the round of clock c (always,
+  /// for a static graph).
+  [[nodiscard]] bool out_active(member_id m, std::uint64_t c) const {
+    const round_plan* r = plan(c);
+    if (r == nullptr) return true;
+    const auto out = out_neighbours();
+    const auto it = std::lower_bound(out.begin(), out.end(), m);
+    return it != out.end() && *it == m && r->out_active[static_cast<std::size_t>(it - out.begin())];
   }
 
   /// Scatter bookkeeping: the clock ticks before the policy's steps; a
@@ -281,9 +328,10 @@ class vector_core {
     const auto me = comm_->rank();
     const auto in = graph_.in(me);
     const auto out = graph_.out(me);
-    layout_.payload_words = codec_.payload_words();
+    layout_.payload_words = codec_.payload_words() + (weighted_ ? 1 : 0);
     out_pos_.resize(out.size());
     for (std::size_t k = 0; k < out.size(); ++k) out_pos_[k] = position(graph_.in(out[k]), me);
+    last_real_.assign(out.size(), 0);
     ack_word_.resize(in.size());
     for (std::size_t q = 0; q < in.size(); ++q)
       ack_word_[q] = graph_.in(in[q]).size() + position(graph_.out(in[q]), me);
@@ -346,38 +394,70 @@ class vector_core {
     return in_weights_.empty() ? 1.0 : in_weights_[q];
   }
 
-  // Writes the current update into slot clock mod depth of every out-neighbour
-  // (of this round's, under a time-varying topology).
+  // Writes the current update into slot clock mod depth of every
+  // destination among the out-neighbours (of this round's, under a
+  // time-varying topology); the others get what `skipped` says. The mode
+  // is kept for the rewrite of a pending update after a view change.
+  void write_all(skipped_write skipped) {
+    skipped_ = skipped;
+    write_all();
+  }
   void write_all() {
     const auto out = out_neighbours();
-    const auto parts = codec_.parts(send_len_);
+    const auto codec_parts = codec_.parts(send_len_);
+    std::array<payload_part, std::tuple_size_v<decltype(codec_parts)> + 1> parts{};
+    std::copy(codec_parts.begin(), codec_parts.end(), parts.begin());
+    if (weighted_)
+      parts.back() = payload_part{codec_.payload_words(), std::as_bytes(std::span(&sent_weight_, 1))};
     const round_plan* round = plan(clock_);
     for (std::size_t k = 0; k < out.size(); ++k) {
       if (round != nullptr && !round->out_active[k]) continue;
-      const std::size_t base = layout_.base(out_pos_[k], clock_ % slot_depth);
-      const std::size_t written =
-          write_slot(seg_, out[k], base, layout_.payload_words, clock_, send_len_, epoch_, parts);
-      stats_.bytes_sent += written;
-      stats_.payload_bytes_sent += written - 8 * (header_words + footer_words);
+      if (all_dests_ || std::binary_search(dests_.begin(), dests_.end(), out[k])) {
+        const std::size_t d = clock_ % slot_depth;
+        const std::size_t written = write_slot(seg_, out[k], layout_.base(out_pos_[k], d),
+                                               layout_.payload_words, clock_, send_len_, epoch_, parts);
+        last_real_[k] = static_cast<std::uint8_t>(d + 1);
+        stats_.bytes_sent += written;
+        stats_.payload_bytes_sent += written - 8 * (header_words + footer_words);
+        continue;
+      }
+      if (skipped_ == skipped_write::nothing) continue;
+      std::size_t d = clock_ % slot_depth;
+      if (skipped_ == skipped_write::marker_aside && last_real_[k] != 0) d = slot_depth - last_real_[k];
+      stats_.bytes_sent += write_slot(seg_, out[k], layout_.base(out_pos_[k], d), layout_.payload_words,
+                                      clock_, no_update, epoch_, std::array<payload_part, 0>{});
+      ++stats_.markers_sent;
     }
   }
 
-  // q's update in slot (q, d), holding clock c, staged in place.
-  bool take_in_place(std::size_t q, std::size_t d, std::uint64_t c) {
+  // The sender's weight in slot (q, d) (1 when slots carry no weights).
+  [[nodiscard]] double slot_weight(std::size_t q, std::size_t d) const {
+    if (!weighted_) return 1;
+    const std::uint64_t bits = seg_.load(layout_.payload(q, d) + codec_.payload_words());
+    double w = 0;
+    std::memcpy(&w, &bits, sizeof w);
+    return w;
+  }
+
+  // q's update in slot (q, d), holding clock c, staged in place: ok, a
+  // marker (nothing staged), or torn (not valid yet).
+  slot_read take_in_place(std::size_t q, std::size_t d, std::uint64_t c) {
     const std::size_t base = layout_.base(q, d);
-    if (seg_.load(base + 3) != epoch_) return false;  // a late write from an older view
+    if (seg_.load(base + 3) != epoch_) return slot_read::torn;  // a late write from an older view
     const std::uint64_t len = seg_.load(base + 2);
+    if (len == no_update) return slot_read::marker;
     auto& in = staged_[q];
     in = gather::input<T>{};
     if (!codec_.valid_length(len) || !codec_.view(seg_, layout_.payload(q, d), len, in)) {
       ++stats_.torn_reads;
-      return false;
+      return slot_read::torn;
     }
     in.sender = in_neighbours()[q];
     in.clock = c;
     in.weight = in_weight(q, c);
+    in.sender_weight = slot_weight(q, d);
     stats_.bytes_received += codec_.payload_bytes(len) + 8 * (header_words + footer_words);
-    return true;
+    return slot_read::ok;
   }
 
   // A copy of slot (q, d) staged as q's input: footer, header, payload,
@@ -394,6 +474,11 @@ class vector_core {
     }
     if (seg_.load(base + 3) != epoch_) return slot_read::empty;  // a late write from an older view
     const std::uint64_t len = seg_.load(base + 2);
+    if (len == no_update) {  // a marker, unless a new write began after the first header read
+      if (seg_.load(base) == h0) return slot_read::marker;
+      ++stats_.torn_reads;
+      return slot_read::torn;
+    }
     if (!codec_.valid_length(len)) {
       ++stats_.torn_reads;
       return slot_read::torn;
@@ -402,6 +487,7 @@ class vector_core {
     auto& in = staged_[q];
     in = gather::input<T>{};
     const bool valid = codec_.copy(seg_, layout_.payload(q, d), len, inboxes_[q], in);
+    const double sender_weight = slot_weight(q, d);
     if (seg_.load(base) != h0 || !valid) {
       ++stats_.torn_reads;
       return slot_read::torn;
@@ -409,8 +495,14 @@ class vector_core {
     in.sender = in_neighbours()[q];
     in.clock = h0;
     in.weight = in_weight(q, h0);
+    in.sender_weight = sender_weight;
     stats_.bytes_received += codec_.payload_bytes(len) + 8 * (header_words + footer_words);
     return slot_read::ok;
+  }
+
+  void count_marker() {
+    ++markers_;
+    ++stats_.markers_received;
   }
 
   void add_input(std::size_t q) {
@@ -425,9 +517,10 @@ class vector_core {
     std::size_t live = 0;
     const auto in = in_neighbours();
     for (std::size_t q = 0; q < in.size(); ++q) live += comm_->alive(in[q]) && in_active(q, clock_) ? 1 : 0;
-    if (k >= live) ++stats_.full_gathers;
+    if (k + markers_ >= live) ++stats_.full_gathers;  // every live in-neighbour was heard from
     gather::mixing m = mixing_;
     if (const round_plan* round = plan(clock_)) m = gather::mixing{round->self, true};
+    m.own_weight = sent_weight_;
     gather(std::span<T>(local_), std::span<const gather::input<T>>(inputs_), m);
     applied_ = true;
     pending_ = false;
@@ -449,12 +542,20 @@ class vector_core {
   slot_layout layout_;
   std::uint64_t clock_ = 0;
   std::uint64_t send_len_ = 0;
-  std::uint64_t epoch_ = 0;            // view epoch of graph_ and seg_
-  bool pending_ = false;               // local_ is the update of clock_, sent and not yet combined here
-  bool in_scatter_ = false;            // a scatter is under way (undone when a failure cuts it short)
-  bool applied_ = false;               // the current gather has rewritten local_
-  std::vector<std::size_t> out_pos_;   // my index in each out-neighbour's in-list
-  std::vector<std::size_t> ack_word_;  // my ack counter's word on each in-neighbour
+  std::uint64_t epoch_ = 0;       // view epoch of graph_ and seg_
+  bool pending_ = false;          // local_ is the update of clock_, sent and not yet combined here
+  bool in_scatter_ = false;       // a scatter is under way (undone when a failure cuts it short)
+  bool applied_ = false;          // the current gather has rewritten local_
+  bool weighted_ = false;         // slots carry the sender's weight
+  double weight_ = 1;             // set_weight(): carried by the following scatters
+  double sent_weight_ = 1;        // the weight of the update of clock_ (written with it)
+  bool all_dests_ = true;         // the current scatter goes to every out-neighbour
+  std::vector<member_id> dests_;  // otherwise to these (ascending)
+  skipped_write skipped_ = skipped_write::marker;  // what out-neighbours left out get
+  std::vector<std::uint8_t> last_real_;  // per out-neighbour: 1 + slot of the newest update sent, 0: none
+  std::size_t markers_ = 0;              // markers read in the current gather
+  std::vector<std::size_t> out_pos_;     // my index in each out-neighbour's in-list
+  std::vector<std::size_t> ack_word_;    // my ack counter's word on each in-neighbour
   std::vector<std::uint64_t> consumed_;
   std::vector<std::uint64_t> skip_through_;  // rounds <= this from in-neighbour q were lost in a view change
   std::vector<gather::input<T>> staged_;     // per in-neighbour: the update read last

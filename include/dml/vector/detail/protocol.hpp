@@ -42,8 +42,20 @@ class vector_protocol {
   [[nodiscard]] std::uint64_t clock() const noexcept { return v_.clock_; }
 
   /// Writes the current update (clock()) into slot clock() mod 2 of every
-  /// out-neighbour: header, payload, footer, in that order.
-  void write_all() { v_.write_all(); }
+  /// out-neighbour: header, payload, footer, in that order. Out-neighbours
+  /// a scatter(dml::to{...}) left out get a marker in that slot instead (no
+  /// payload), so a receiver that waits for clock() is never left waiting
+  /// (bsp, notify_ack).
+  void write_all() { v_.write_all(skipped_write::marker); }
+  /// As write_all(), but an out-neighbour left out gets its marker in the
+  /// slot that does not hold the newest update sent to it, which it keeps
+  /// (ssp: the marker tells the receiver how far the sender has got). That
+  /// may be the slot of clock() - 1: only for policies whose combines read
+  /// either slot (combine_newest, combine_unconsumed), never combine_exact.
+  void write_all_keeping_newest() { v_.write_all(skipped_write::marker_aside); }
+  /// As write_all(), but an out-neighbour left out gets nothing (asp: its
+  /// receiver never waits).
+  void write_destinations() { v_.write_all(skipped_write::nothing); }
   /// Waits for remote completion of every write.
   void flush_all() {
     for (member_id m : v_.out_neighbours()) v_.seg_.flush(m);
@@ -135,11 +147,15 @@ class vector_protocol {
   [[nodiscard]] std::uint64_t header_clock(std::size_t q, std::size_t d) {
     return v_.seg_.load(v_.layout_.base(q, d));
   }
-  bool take_in_place(std::size_t q, std::size_t d, std::uint64_t c) { return v_.take_in_place(q, d, c); }
+  slot_read take_in_place(std::size_t q, std::size_t d, std::uint64_t c) { return v_.take_in_place(q, d, c); }
   slot_read take_copy(std::size_t q, std::size_t d) { return v_.take_copy(q, d); }
   [[nodiscard]] std::uint64_t input_clock(std::size_t q) const { return v_.staged_[q].clock; }
   void add(std::size_t q) { v_.add_input(q); }
-  void begin() { v_.inputs_.clear(); }
+  void count_marker() { v_.count_marker(); }
+  void begin() {
+    v_.inputs_.clear();
+    v_.markers_ = 0;
+  }
   void apply() { v_.apply(gather_); }
   void count_lost() { ++v_.stats_.lost_in_view_change; }
   void count_stale() { ++v_.stats_.stale_skipped; }

@@ -13,6 +13,15 @@
 // in. The writer puts header, payload and footer in that order with a write
 // fence between them; a reader accepts a slot only when header and footer
 // agree, so a slot being rewritten is seen as torn, never as a mix.
+//
+// Two extensions, both agreed on when the vector is built (they follow
+// from its description, which members compare):
+//  - A header whose length is `no_update` is a marker: "no update for you
+//    at this clock" (a scatter with dml::to{...} that left this receiver
+//    out). It has no payload: only header and footer are written.
+//  - A vector whose gather carries weights (gather::weighted_average) has
+//    one more payload word after the codec's payload: the sender's weight
+//    as the bits of a double.
 #pragma once
 
 #include <dml/fwd.hpp>
@@ -28,11 +37,13 @@ namespace detail {
 inline constexpr std::size_t header_words = 4;
 inline constexpr std::size_t footer_words = 1;
 inline constexpr std::size_t slot_depth = 2;
+/// The length word of a marker (no codec has that many elements).
+inline constexpr std::uint64_t no_update = ~std::uint64_t{0};
 
 [[nodiscard]] constexpr std::size_t words_for(std::size_t bytes) noexcept { return (bytes + 7) / 8; }
 
 /// What reading a slot found.
-enum class slot_read { ok, empty, torn };
+enum class slot_read { ok, empty, torn, marker };
 
 /// Where each slot of a vector lies in its segment.
 struct slot_layout {

@@ -164,8 +164,12 @@ class any {
   /// The wrapped context if it is a `Context`, else nullptr.
   template <class Context>
   [[nodiscard]] Context* target() noexcept {
-    auto* m = dynamic_cast<model<Context>*>(p_.get());
-    return m != nullptr ? m->c : nullptr;
+    if constexpr (shrinkable_transport<Context>) {  // no other type can be wrapped
+      auto* m = dynamic_cast<model<Context>*>(p_.get());
+      return m != nullptr ? m->c : nullptr;
+    } else {
+      return nullptr;
+    }
   }
 
  private:

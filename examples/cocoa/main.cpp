@@ -329,9 +329,9 @@ void train(Comm& comm, const options& o, const evaluation& ev) {
     dv.gather();
     solver.commit(gamma);
     if (const std::size_t out = dv.in_neighbours().size(); out > 0)  // all: as many out as in
-      largest_payload = std::max(
-          largest_payload,
-          (static_cast<double>(dv.stats().payload_bytes_sent) - before) / static_cast<double>(out));
+      largest_payload =
+          std::max(largest_payload,
+                   (static_cast<double>(dv.stats().payload_bytes_sent) - before) / static_cast<double>(out));
     seconds += std::chrono::duration<double>(clock::now() - start).count();
     if (round % o.report_every == 0 || round == o.rounds) report(round);
   }

@@ -249,7 +249,8 @@ TEST_CASE("controller: a straggler widens the slack, a balanced group narrows it
   CHECK(warm(o).decide(small, make(c::adaptive_mode::bsp)) == make(c::adaptive_mode::ssp, 2));
 }
 
-TEST_CASE("controller: waiting widens the slack, and a relaxed mode that does not pay is reverted and held off") {
+TEST_CASE(
+    "controller: waiting widens the slack, and a relaxed mode that does not pay is reverted and held off") {
   std::vector<c::window_observation> waiting(8,
                                              obs(1.0, 0.8, 0.7, 16));  // wait share 0.39, time/clock 0.1125
   CHECK(c::controller::imbalance(waiting) == Approx(1.0));

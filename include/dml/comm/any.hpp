@@ -200,14 +200,7 @@ class any {
     explicit model(C& context) noexcept : c(&context) {}
     member_id rank() const override { return c->rank(); }
     std::size_t size() const override { return c->size(); }
-    const membership_view& view() const override {
-      if constexpr (std::is_reference_v<decltype(c->view())>) {
-        return c->view();
-      } else {
-        cached_view = c->view();
-        return cached_view;
-      }
-    }
+    const membership_view& view() const override { return c->view(); }
     bool alive(member_id m) const override { return c->alive(m); }
     std::chrono::steady_clock::duration wait_limit() const override { return c->wait_limit(); }
     void barrier() override { c->barrier(); }
@@ -244,7 +237,6 @@ class any {
     void stop() override {
       if constexpr (requires { c->stop(); }) c->stop();
     }
-    mutable membership_view cached_view;
   };
 
   template <class Context>
@@ -252,10 +244,14 @@ class any {
     static_assert(shrinkable_transport<Context>,
                   "dml::comm::any wraps a transport context whose group can shrink "
                   "(dml::comm::shrinkable_transport: inproc::context, mpi_rma, mpi)");
-    if constexpr (shrinkable_transport<Context>)
+    if constexpr (shrinkable_transport<Context>) {
+      static_assert(std::is_reference_v<decltype(std::declval<const Context&>().view())>,
+                    "dml::comm::any: the context's view() must return a reference to its view (as inproc, "
+                    "mpi_rma and mpi do), which any hands on");
       return std::make_unique<model<Context>>(context);
-    else
+    } else {
       return nullptr;
+    }
   }
 
   std::unique_ptr<base> p_;

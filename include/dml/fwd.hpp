@@ -58,6 +58,10 @@ struct bsp;
 struct asp;
 template <std::uint64_t S>
 struct ssp;
+template <std::uint64_t S>
+class ssp_bounded;
+template <std::uint64_t B>
+struct asp_fresh;
 struct notify_ack;
 class any;
 class adaptive;

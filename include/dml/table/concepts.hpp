@@ -69,7 +69,8 @@ concept table_consistency = consistency_policy<C> &&(std::same_as<C, any> || req
 
 /// The slack `c` gives a table: table_staleness<C>::value, or for `any` the
 /// held policy's (bsp 0, ssp its slack, asp unbounded). Throws
-/// dml::config_error for `any` holding notify_ack or adaptive.
+/// dml::config_error for `any` holding notify_ack, adaptive, ssp_bounded
+/// or asp_fresh (whose vector semantics tables do not have).
 template <table_consistency C>
 [[nodiscard]] std::uint64_t table_slack(const C& c) {
   if constexpr (std::same_as<C, any>) {
@@ -82,6 +83,8 @@ template <table_consistency C>
         return unbounded;
       case any::kind::notify_ack:
       case any::kind::adaptive:
+      case any::kind::ssp_bounded:
+      case any::kind::asp_fresh:
         break;
     }
     throw config_error("dml::make_table: the consistency policy of a table must be bsp, ssp<S> or asp (" +

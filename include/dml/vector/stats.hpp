@@ -26,7 +26,17 @@ struct vector_stats {
   std::uint64_t full_gathers = 0;   ///< gathers that combined every live in-neighbour
   std::uint64_t torn_reads = 0;     ///< slot reads rejected because header and footer disagreed
   std::uint64_t stale_skipped = 0;  ///< updates present but not combined (too old or already combined)
-  double wait_seconds = 0;          ///< time spent blocked in barriers and waits
+  /// Gathers whose bounded stall ran out (consistency::ssp_bounded) before
+  /// every live in-neighbour came within the slack.
+  std::uint64_t stalls_expired = 0;
+  /// In-neighbours those gathers combined nothing from: each lagged by more
+  /// than the slack when the stall ran out (one count per gather and
+  /// neighbour).
+  std::uint64_t laggards_left_out = 0;
+  /// Updates not combined before and never to be: older than the bound
+  /// (consistency::asp_fresh), each counted once (also in stale_skipped).
+  std::uint64_t too_old_skipped = 0;
+  double wait_seconds = 0;  ///< time spent blocked in barriers and waits
   /// Time spent inside scatter(), scatter_async(), wait() and gather(): what
   /// an exchange costs the caller.
   double exchange_seconds = 0;

@@ -22,6 +22,8 @@
 //   input_clock(q)               clock of q's staged input
 //   add(q)                       combine q's staged input in this gather
 //   begin(), apply()             start collecting inputs, then combine them
+//   skip_too_old(q, c)           q's update of clock c is too old: never
+//                                combine it (counted once)
 //   count_lost(), count_stale(),
 //   count_marker()               statistics
 #pragma once
@@ -84,8 +86,11 @@ void combine_exact(R& r, std::uint64_t c, Name&& policy_name) {
 /// A marker is passed over for the update in the other slot; when that one
 /// is too old the neighbour adds no input (the marker said the sender had
 /// nothing newer for this member).
+/// Returns how many in-neighbours it heard nothing from (no update that
+/// recent and no marker).
 template <class R>
-void combine_newest(R& r, std::uint64_t min_clock) {
+std::size_t combine_newest(R& r, std::uint64_t min_clock) {
+  std::size_t missing = 0;
   r.begin();
   for (std::size_t q = 0; q < r.in_count(); ++q) {
     bool have = false;
@@ -116,17 +121,21 @@ void combine_newest(R& r, std::uint64_t min_clock) {
     } else if (marker) {
       r.count_marker();
     } else {
+      ++missing;
       r.sync();
       if (r.complete_clock(q, 0) != 0 || r.complete_clock(q, 1) != 0) r.count_stale();
     }
   }
   r.apply();
+  return missing;
 }
 
 /// The newest complete update of each in-neighbour not combined before;
-/// never waits: torn or in-flight updates are skipped (and counted).
+/// never waits: torn or in-flight updates are skipped (and counted). One
+/// older than `min_clock` is skipped too, and marked as if combined so it
+/// is counted once (skip_too_old); so is the older slot behind it.
 template <class R>
-void combine_unconsumed(R& r) {
+void combine_unconsumed(R& r, std::uint64_t min_clock = 0) {
   r.begin();
   r.sync();
   for (std::size_t q = 0; q < r.in_count(); ++q) {
@@ -136,12 +145,18 @@ void combine_unconsumed(R& r) {
     bool have = false;
     bool stale = false;
     bool marker = false;
+    bool too_old = false;
     for (std::size_t d : {newer, 1 - newer}) {
       const std::uint64_t c = clocks[d];
       if (c == 0) continue;
       if (c <= r.consumed(q)) {
         stale = true;
         continue;
+      }
+      if (c < min_clock) {  // the header's clock: a write in progress would carry a newer one
+        r.skip_too_old(q, c);
+        too_old = true;
+        break;  // the other slot is older still, or already combined
       }
       const slot_read got = r.take_copy(q, d);
       if (got == slot_read::marker) {
@@ -157,7 +172,7 @@ void combine_unconsumed(R& r) {
       r.add(q);
     else if (marker)
       r.count_marker();
-    else if (stale)
+    else if (stale && !too_old)
       r.count_stale();
   }
   r.apply();

@@ -41,6 +41,18 @@ struct join_slack<consistency::asp> {
   static constexpr bool known = true;
   static std::optional<std::uint64_t> of(const consistency::asp&) { return std::nullopt; }
 };
+// ssp_bounded: a stall that runs out lets a member run ahead of a lagging
+// neighbour without bound, and asp_fresh never waits: join takes asp's path.
+template <std::uint64_t S>
+struct join_slack<consistency::ssp_bounded<S>> {
+  static constexpr bool known = true;
+  static std::optional<std::uint64_t> of(const consistency::ssp_bounded<S>&) { return std::nullopt; }
+};
+template <std::uint64_t B>
+struct join_slack<consistency::asp_fresh<B>> {
+  static constexpr bool known = true;
+  static std::optional<std::uint64_t> of(const consistency::asp_fresh<B>&) { return std::nullopt; }
+};
 // adaptive: its agreement every `every` clocks keeps members within that
 // many clocks even under asp, and its members must go on scattering (the
 // agreement is collective), so join takes the path of the slack policies.
@@ -54,7 +66,9 @@ struct join_slack<consistency::any> {
   static constexpr bool known = true;
   static std::optional<std::uint64_t> of(const consistency::any& c) {
     if (const auto* a = c.held_adaptive()) return a->drift_bound();
-    if (c.held() == consistency::any::kind::asp) return std::nullopt;
+    using kind = consistency::any::kind;
+    if (c.held() == kind::asp || c.held() == kind::ssp_bounded || c.held() == kind::asp_fresh)
+      return std::nullopt;
     return c.slack();
   }
 };

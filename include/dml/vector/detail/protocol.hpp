@@ -12,8 +12,10 @@
 #include <dml/vector/detail/core.hpp>
 #include <dml/vector/detail/names.hpp>
 #include <dml/vector/detail/slots.hpp>
+#include <dml/vector/detail/wait.hpp>
 #include <dml/vector/stats.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -118,17 +120,45 @@ class vector_protocol {
         return std::max(complete_clock(q, 0), complete_clock(q, 1)) >= c || skipped_through(q) >= c;
       });
   }
+  /// As wait_newest_at_least(c), but for at most `bound` in all (the
+  /// bounded stall of consistency::ssp_bounded). Returns true when every
+  /// live in-neighbour got there; false when the bound ran out first, which
+  /// stats().stalls_expired counts. A failed in-neighbour still ends the
+  /// wait at once with dml::peer_failure.
+  bool wait_newest_at_least_for(std::uint64_t c, std::chrono::nanoseconds bound) {
+    const auto stop = std::chrono::steady_clock::now() + bound;
+    bool all = true;
+    for (std::size_t q = 0; q < in_count(); ++q)
+      all = detail::wait_until_or(
+                *v_.comm_, sender(q), "an update recent enough",
+                [&] {
+                  sync();
+                  return std::max(complete_clock(q, 0), complete_clock(q, 1)) >= c || skipped_through(q) >= c;
+                },
+                v_.stats_.wait_seconds, stop) &&
+            all;
+    if (!all) ++v_.stats_.stalls_expired;
+    return all;
+  }
   /// Combines exactly the clock-c update of every in-neighbour, waiting for
   /// any that is not complete yet; the updates are read in place.
   void combine_exact(std::uint64_t c) {
     detail::combine_exact(*this, c, [this] { return policy_name_(policy_); });
   }
   /// Combines the newest complete update of every in-neighbour whose clock
-  /// is ≥ min_clock, retrying reads torn by a concurrent write.
-  void combine_newest(std::uint64_t min_clock) { detail::combine_newest(*this, min_clock); }
+  /// is ≥ min_clock, retrying reads torn by a concurrent write. With
+  /// `count_left_out` (after a bounded stall ran out), in-neighbours it
+  /// hears nothing from (no update that recent, no marker) are counted in
+  /// stats().laggards_left_out.
+  void combine_newest(std::uint64_t min_clock, bool count_left_out = false) {
+    const std::size_t missing = detail::combine_newest(*this, min_clock);
+    if (count_left_out) v_.stats_.laggards_left_out += missing;
+  }
   /// Combines the newest complete update of each in-neighbour not combined
-  /// before; torn or in-flight updates are skipped. Never blocks.
-  void combine_unconsumed() { detail::combine_unconsumed(*this); }
+  /// before, if its clock is ≥ min_clock; torn or in-flight updates are
+  /// skipped, and so are older ones (counted in stats().too_old_skipped,
+  /// each once). Never blocks.
+  void combine_unconsumed(std::uint64_t min_clock = 0) { detail::combine_unconsumed(*this, min_clock); }
 
   // ---- the receiving side (consistency/detail/combine.hpp) ----
   [[nodiscard]] std::size_t in_count() const { return v_.in_neighbours().size(); }
@@ -159,6 +189,12 @@ class vector_protocol {
   void apply() { v_.apply(gather_); }
   void count_lost() { ++v_.stats_.lost_in_view_change; }
   void count_stale() { ++v_.stats_.stale_skipped; }
+  /// q's update of clock c is not combined, now or later: too old.
+  void skip_too_old(std::size_t q, std::uint64_t c) {
+    v_.consumed_[q] = std::max(v_.consumed_[q], c);
+    ++v_.stats_.too_old_skipped;
+    ++v_.stats_.stale_skipped;
+  }
 
  private:
   Core& v_;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // Internal: the one wait loop every blocking step of a vector uses. It never
 // waits forever: a failed peer ends it with dml::peer_failure and the
-// transport's wait limit with dml::timeout.
+// transport's wait limit with dml::timeout; a bounded stall also ends it.
 #pragma once
 
 #include <dml/error.hpp>
@@ -10,15 +10,21 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <utility>
 
 DML_BEGIN_NAMESPACE
 namespace detail {
 
+/// Waits until ready(), or until `stop` (a bounded stall, consistency::
+/// ssp_bounded): returns false when `stop` passed first. Failures and the
+/// transport's wait limit end it as they end wait_until.
 template <class Comm, class Ready>
-void wait_until(Comm& comm, member_id peer, const char* what, Ready&& ready, double& wait_seconds) {
-  if (ready()) return;
+bool wait_until_or(Comm& comm, member_id peer, const char* what, Ready&& ready, double& wait_seconds,
+                   std::chrono::steady_clock::time_point stop) {
+  if (ready()) return true;
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + comm.wait_limit();
+  bool got = true;
   for (unsigned spins = 0;; ++spins) {
     // The others agreed on a new view: leave, so this member can join them.
     if constexpr (requires { comm.check_view(); }) comm.check_view();
@@ -39,6 +45,10 @@ void wait_until(Comm& comm, member_id peer, const char* what, Ready&& ready, dou
     }
     if constexpr (requires { comm.poll(); }) comm.poll();
     const auto now = std::chrono::steady_clock::now();
+    if (now >= stop) {
+      got = ready();
+      break;
+    }
     if (now > deadline)
       throw timeout("dml: member " + std::to_string(comm.rank()) + " waited " +
                     std::to_string(std::chrono::duration<double>(now - start).count()) + " s for " + what +
@@ -53,6 +63,13 @@ void wait_until(Comm& comm, member_id peer, const char* what, Ready&& ready, dou
     if (ready()) break;
   }
   wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return got;
+}
+
+template <class Comm, class Ready>
+void wait_until(Comm& comm, member_id peer, const char* what, Ready&& ready, double& wait_seconds) {
+  (void)wait_until_or(comm, peer, what, std::forward<Ready>(ready), wait_seconds,
+                      std::chrono::steady_clock::time_point::max());
 }
 
 }  // namespace detail

@@ -109,8 +109,11 @@ std::string check(const std::vector<member_log>& logs, const dml::consistency::a
         if (!sends(s.sender, r, s.clock)) return what + ": was never sent here";
         if (s.value != value_of(s.sender, s.clock) || !s.uniform) return what + ": wrong values";
         if (exact && s.clock != t) return what + ": not this round's";
-        if (cons.held() == kind::ssp && s.clock + cons.slack() < t) return what + ": older than the slack";
-        if (cons.held() == kind::asp && s.clock <= last[s.sender]) return what + ": combined before";
+        const bool bounded =
+            cons.held() == kind::ssp || cons.held() == kind::ssp_bounded || cons.held() == kind::asp_fresh;
+        if (bounded && s.clock + cons.slack() < t) return what + ": older than the slack";
+        if ((cons.held() == kind::asp || cons.held() == kind::asp_fresh) && s.clock <= last[s.sender])
+          return what + ": combined before";
         last[s.sender] = s.clock;
       }
       if (exact) {
@@ -138,9 +141,13 @@ std::string check(const std::vector<member_log>& logs, const dml::consistency::a
 }  // namespace
 
 TEST_CASE("scatter(to{...}) sends to a subset under every policy", "[vector][to]") {
-  const std::vector<dml::consistency::any> policies{dml::consistency::bsp{}, dml::consistency::notify_ack{},
+  const std::vector<dml::consistency::any> policies{dml::consistency::bsp{},
+                                                    dml::consistency::notify_ack{},
                                                     dml::consistency::any::ssp(1),
-                                                    dml::consistency::any::ssp(0), dml::consistency::asp{}};
+                                                    dml::consistency::any::ssp(0),
+                                                    dml::consistency::asp{},
+                                                    dml::consistency::any::ssp_bounded(1, 50ms),
+                                                    dml::consistency::any::asp_fresh(2)};
   const std::vector<dml::topology::any> topologies{dml::topology::all{}, dml::topology::halton{}};
   for (const auto& cons : policies) {
     for (const auto& topo : topologies) {
@@ -308,8 +315,12 @@ TEST_CASE("scatter(to{...}) survives a member's failure under every policy", "[v
   // the moment, every input combined was sent to its receiver, with its
   // sender's values, and under the exact policies is the round's own.
   using kind = dml::consistency::any::kind;
-  const std::vector<dml::consistency::any> policies{dml::consistency::bsp{}, dml::consistency::notify_ack{},
-                                                    dml::consistency::any::ssp(1), dml::consistency::asp{}};
+  const std::vector<dml::consistency::any> policies{dml::consistency::bsp{},
+                                                    dml::consistency::notify_ack{},
+                                                    dml::consistency::any::ssp(1),
+                                                    dml::consistency::asp{},
+                                                    dml::consistency::any::ssp_bounded(1, 50ms),
+                                                    dml::consistency::any::asp_fresh(2)};
   for (const auto& cons : policies) {
     inproc::options o;
     o.kill_at.emplace_back(2, std::chrono::steady_clock::now() + 3ms);

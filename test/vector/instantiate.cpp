@@ -27,6 +27,10 @@ template class dml::dist_vector<double, dml::comm::inproc::context, dml::dense,
                                 dml::gather::average>;
 template class dml::dist_vector<float, dml::comm::inproc::context, dml::dense, dml::topology::any,
                                 dml::consistency::any, dml::gather::average>;
+template class dml::dist_vector<double, dml::comm::inproc::context, dml::dense, dml::topology::ring,
+                                dml::consistency::ssp_bounded<1>, dml::gather::average>;
+template class dml::dist_vector<double, dml::comm::inproc::context, dml::sparse, dml::topology::all,
+                                dml::consistency::asp_fresh<2>, dml::gather::sum>;
 template class dml::table<double, dml::comm::inproc::context, dml::consistency::ssp<1>>;
 template class dml::table<std::int32_t, dml::comm::inproc::context, dml::consistency::bsp>;
 #endif

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -76,6 +77,24 @@ TEST_CASE("join: uneven shares under asp and consistency::any", "[vector][join]"
     const auto out = run_uneven(4, dml::topology::ring{}, cons);
     for (std::size_t m = 0; m < 4; ++m) CHECK(out[m].returned == own_steps(3));
   }
+}
+
+TEST_CASE("join: uneven shares under ssp_bounded and asp_fresh take asp's path", "[vector][join]") {
+  // Members may drift apart without bound under both, so a joined member
+  // stops exchanging; under ssp_bounded the others stall at most 5 ms per
+  // gather for it, then leave it out.
+  using namespace std::chrono_literals;
+  for (const auto& cons : {dml::consistency::any(dml::consistency::ssp_bounded<1>{5ms}),
+                           dml::consistency::any(dml::consistency::asp_fresh<1>{})}) {
+    INFO(cons.name());
+    const auto out = run_uneven(4, dml::topology::ring{}, cons);
+    for (std::size_t m = 0; m < 4; ++m) {
+      CHECK(out[m].returned == own_steps(3));
+      CHECK(out[m].clock == own_steps(m));
+    }
+  }
+  const auto out = run_uneven(3, dml::topology::all{}, dml::consistency::ssp_bounded<2>{5ms});
+  for (std::size_t m = 0; m < 3; ++m) CHECK(out[m].clock == own_steps(m));
 }
 
 TEST_CASE("join: a member that returns without joining is named", "[vector][join]") {

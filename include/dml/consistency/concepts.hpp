@@ -13,8 +13,9 @@
 /// `p.write_destinations()`, `p.flush_all()`, `p.barrier()`,
 /// `p.notify_all()`, `p.ack_all()`, `p.wait_acks(round)`,
 /// `p.wait_notifies(round)`, `p.wait_newest_at_least(clock)`,
-/// `p.combine_exact(clock)`, `p.combine_newest(min_clock)`,
-/// `p.combine_unconsumed()`, and for policies whose members must agree on
+/// `p.wait_newest_at_least_for(clock, duration)`,
+/// `p.combine_exact(clock)`, `p.combine_newest(min_clock[, count_left_out])`,
+/// `p.combine_unconsumed([min_clock])`, and for policies whose members must agree on
 /// something, the collective `p.exchange(record)` (with `p.live()`,
 /// `p.rank()` and `p.stats()`).
 /// See docs/vectors.md for what each guarantees.

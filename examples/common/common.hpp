@@ -54,6 +54,9 @@ struct settings {
   float lr = 0.1f;
   std::uint64_t seed = 1;
   std::string transport = "inproc", topology = "all", consistency = "bsp";
+  /// --slack: how many clocks an input may lag behind under ssp,
+  /// ssp_bounded and asp_fresh; --stall-ms: ssp_bounded's bounded stall.
+  std::size_t slack = 2, stall_ms = 50;
   std::string data, test, csv;  // empty data/test: Fashion-MNIST
   bool ranks_given = false;     // --ranks was on the command line
   bool lr_given = false;        // --lr was on the command line
@@ -113,12 +116,23 @@ inline std::unique_ptr<CLI::App> command_line(const std::string& name, const std
   app->add_option("--topology", s.topology, "all | halton | root_expander | ring, default all")
       ->option_text("NAME")
       ->check(cli::one_of({"all", "halton", "root_expander", "ring"}));
-  app->add_option(
-         "--consistency", s.consistency,
-         "bsp | asp | ssp (slack 2) | notify_ack | adaptive\n(bsp/ssp/asp switched during the run by "
-         "a\ncontroller, docs/adaptive.md), default bsp")
+  app->add_option("--consistency", s.consistency,
+                  "bsp | asp | ssp | notify_ack | adaptive | ssp_bounded |\nasp_fresh (ssp: slack --slack; "
+                  "adaptive: bsp/ssp/asp\nswitched during the run by a controller, docs/adaptive.md;\n"
+                  "ssp_bounded: MALT's SSP, waits at most --stall-ms for a\nneighbour more than --slack "
+                  "clocks behind; asp_fresh:\nMALT's ASP, asp skipping updates more than --slack\nclocks "
+                  "old), default bsp")
       ->option_text("NAME")
-      ->check(cli::one_of({"bsp", "asp", "ssp", "notify_ack", "adaptive"}));
+      ->check(cli::one_of({"bsp", "asp", "ssp", "notify_ack", "adaptive", "ssp_bounded", "asp_fresh"}));
+  app->add_option(
+         "--slack", s.slack,
+         "clocks an input may lag behind under ssp, ssp_bounded\nand asp_fresh: 0 .. 1000, default 2")
+      ->option_text("S")
+      ->check(cli::number_where<std::size_t>([](std::size_t v) { return v <= 1000; }, "needs 0 .. 1000"));
+  app->add_option("--stall-ms", s.stall_ms,
+                  "ssp_bounded: how long a gather waits for lagging\nneighbours, in milliseconds, default 50")
+      ->option_text("MS")
+      ->check(cli::whole_number<std::size_t>(0));
   app->add_option("--cb-size", s.cb_size, text("examples per rank between communications", s.cb_size))
       ->option_text("N")
       ->check(cli::whole_number());
@@ -175,6 +189,11 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv, settings& s, Chec
     if (s.ranks > 256)
       throw usage_error("--ranks " + std::to_string(s.ranks) + " is too many (at most 256 threads)");
     if (s.data.empty() != s.test.empty()) throw usage_error("--data and --test go together");
+    if (app.count("--slack") > 0 && s.consistency != "ssp" && s.consistency != "ssp_bounded" &&
+        s.consistency != "asp_fresh")
+      throw usage_error("--slack is for --consistency ssp, ssp_bounded or asp_fresh, not " + s.consistency);
+    if (app.count("--stall-ms") > 0 && s.consistency != "ssp_bounded")
+      throw usage_error("--stall-ms is for --consistency ssp_bounded, not " + s.consistency);
     if (!s.kill_after.empty() && s.transport != "inproc")
       throw usage_error(
           "--kill-after is for in-process ranks; under MPI kill a process from outside "
@@ -240,7 +259,10 @@ inline dml::consistency::any chosen_consistency(const settings& s) {
   namespace c = dml::consistency;
   if (s.consistency == "bsp") return c::bsp{};
   if (s.consistency == "asp") return c::asp{};
-  if (s.consistency == "ssp") return c::ssp<2>{};
+  if (s.consistency == "ssp") return c::any::ssp(s.slack);
+  if (s.consistency == "ssp_bounded")
+    return c::any::ssp_bounded(s.slack, std::chrono::milliseconds(static_cast<std::int64_t>(s.stall_ms)));
+  if (s.consistency == "asp_fresh") return c::any::asp_fresh(s.slack);
   if (s.consistency == "adaptive") return c::adaptive(adaptive_options());
   return c::notify_ack{};
 }

@@ -51,9 +51,9 @@ inline tune_space make_tune_space(const settings& s, std::size_t max_cb) {
   t.space.choice("cb-size", cbs);
   t.start = {lr, static_cast<double>(s.cb_size)};
   if (s.consistency == "bsp" || s.consistency == "ssp") {
-    const double given = s.consistency == "ssp" ? 2 : 0;
+    const double given = s.consistency == "ssp" ? static_cast<double>(s.slack) : 0;
     std::vector<double> st{0, 1, 3, 7};
-    if (given == 2) st.push_back(2);
+    if (std::find(st.begin(), st.end(), given) == st.end()) st.push_back(given);
     t.space.choice("staleness", st);
     t.start.push_back(given);
     t.staleness = true;

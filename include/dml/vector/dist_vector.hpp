@@ -348,14 +348,17 @@ class dist_vector {
   /// the others send); once it sees every member joined, it stops at the
   /// latest join clock plus (slack + 1) x (diameter + 1) clocks, a number
   /// every member computes alike and no member can be past when it learns
-  /// of the last join, so all of them end on the same clock. Under asp
-  /// nobody waits for anyone: a joined member only waits (without a wait
-  /// limit, watching for failures) while the others read its last update.
+  /// of the last join, so all of them end on the same clock. Under asp,
+  /// ssp_bounded and asp_fresh (whose members may drift apart without
+  /// bound) a joined member only waits (without a wait limit, watching for
+  /// failures) while the others read its last update; under ssp_bounded
+  /// they stall for it at most the stall per gather.
   /// A member that fails meanwhile is left out as in scatter().
   std::uint64_t join() {
     settle();
     static_assert(detail::join_slack<Consistency>::known,
-                  "dml::dist_vector::join: supported for bsp, asp, ssp<S>, notify_ack and consistency::any; "
+                  "dml::dist_vector::join: supported for bsp, asp, ssp<S>, notify_ack, ssp_bounded<S>, "
+                  "asp_fresh<B> and consistency::any; "
                   "a custom policy must say how far its members may drift apart");
     std::uint64_t announced = ~std::uint64_t{0};  // the epoch this member's join word was written in
     const std::uint64_t joined_at = clock();

@@ -54,8 +54,8 @@ class any {
   any(const consistency::ssp_bounded<S>& c) noexcept  // NOLINT(google-explicit-constructor)
       : kind_(kind::ssp_bounded), slack_(S), stall_(c.stall()) {}
   template <std::uint64_t B>
-  any(consistency::asp_fresh<B>) noexcept
-      : kind_(kind::asp_fresh), slack_(B) {}  // NOLINT(google-explicit-constructor)
+  // NOLINTNEXTLINE(google-explicit-constructor)
+  any(consistency::asp_fresh<B>) noexcept : kind_(kind::asp_fresh), slack_(B) {}
   /// ssp with slack `s`, chosen at run time.
   [[nodiscard]] static any ssp(std::uint64_t s) noexcept {
     any a;

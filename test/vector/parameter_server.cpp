@@ -170,7 +170,7 @@ TEST_CASE("parameter_server: a step sends 2(n - 1) models' bytes", "[vector][ps]
 TEST_CASE("parameter_server: bad arguments are config errors", "[vector][ps]") {
   // Fewer than 2 members.
   const auto alone = run_ps(1, 1, dml::consistency::bsp{});
-  CHECK_THAT(alone[0].error, dml_test::contains("needs at least 2 live members"));
+  CHECK_THAT(alone[0].error, dml_test::contains("needs a group of at least 2 members"));
   // A server id out of range, on every member (nobody hangs).
   const auto out = run_ps(3, 1, dml::consistency::bsp{}, 3);
   for (const auto& r : out) CHECK_THAT(r.error, dml_test::contains("server 3 is not a member (ids 0..2)"));
@@ -215,6 +215,25 @@ TEST_CASE("parameter_server: under asp the server does not wait for a slow worke
   CHECK(distance_to_optimum(server.model, 1) < 1e-3 * distance_to_optimum(starting_model(), 1));
 }
 
+TEST_CASE("parameter_server: under ssp a slow worker holds the others back by at most the slack",
+          "[vector][ps]") {
+  constexpr std::size_t n = 3;
+  constexpr int steps = 30;
+  inproc::options o;
+  o.max_random_delay = 100us;
+  o.slow_members = {{2, 500us}};
+  const auto r = run_ps(n, steps, dml::consistency::ssp<1>{}, 0, o, true);
+  for (dml::member_id m = 0; m < n; ++m) {
+    INFO("member " << m << ": " << r[m].error);
+    REQUIRE(r[m].error.empty());
+    CHECK(r[m].steps == steps);
+    CHECK(distance_to_optimum(r[m].model, 1) < 1e-3 * distance_to_optimum(starting_model(), 1));
+  }
+  // Never more than one step behind: every gather of the server combined
+  // the slow worker's update of this step or the one before.
+  CHECK(r[0].up.inputs_total() >= steps);
+}
+
 TEST_CASE("parameter_server: a killed worker does not stop the server", "[vector][ps]") {
   constexpr std::size_t n = 4;
   inproc::options o;
@@ -232,4 +251,21 @@ TEST_CASE("parameter_server: a killed worker does not stop the server", "[vector
   CHECK(r[0].up.rebuilds == 1);
   // The survivors' optimum is not the four members' one, but the model left the start.
   CHECK(distance_to_optimum(r[0].model, n) < distance_to_optimum(starting_model(), n));
+}
+
+TEST_CASE("parameter_server: when the server dies the smallest survivor serves", "[vector][ps]") {
+  constexpr std::size_t n = 4;
+  inproc::options o;
+  o.die_inside_barrier = {{0, 9}};
+  o.wait_limit = 20s;
+  const auto r = run_ps(n, 40, dml::consistency::bsp{}, 0, o);
+  for (dml::member_id m = 1; m < n; ++m) {
+    INFO("member " << m << ": " << r[m].error);
+    REQUIRE(r[m].error.empty());
+    CHECK(r[m].steps == 40);
+    CHECK(r[m].server == (m == 1));
+    CHECK(max_difference(r[m].model, r[1].model) == 0);
+  }
+  // It went on from the model it held: closer to the optimum than the start.
+  CHECK(distance_to_optimum(r[1].model, n) < distance_to_optimum(starting_model(), n));
 }

@@ -17,7 +17,6 @@
 #include <dml/vector/stats.hpp>
 #include <dml/vector/to.hpp>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -89,9 +88,11 @@ class parameter_server {
   /// same initial model on every member (or on the server only: the first
   /// step brings it down, but the workers' first updates are then computed
   /// from their own).
-  /// @throws dml::config_error on every member when fewer than 2 members
-  ///         are live, when `server` is not below comm.size() or not live,
-  ///         or as dist_vector does (zero length, members disagreeing).
+  /// A server that has already failed gives way to the smallest live
+  /// member, as after a failure during the run.
+  /// @throws dml::config_error on every member when the group has fewer
+  ///         than 2 members, when `server` is not below comm.size(), or as
+  ///         dist_vector does (zero length, members disagreeing).
   parameter_server(Transport& comm, std::size_t length, Consistency cons = {}, member_id server = 0)
       : up_(make(comm, length, cons, server, gather::average{})),
         down_(make(comm, length, std::move(cons), server, gather::replace{})) {}
@@ -175,17 +176,16 @@ class parameter_server {
                                                                                std::size_t length,
                                                                                Consistency cons,
                                                                                member_id server, G g) {
-    const auto view = comm.view();
+    // Checked against the group's size, the same on every member; which
+    // members are live the vectors agree on when they are built.
     const std::size_t n = comm.size();
-    if (view.live.size() < 2)
+    if (n < 2)
       throw config_error(
-          "dml::parameter_server: needs at least 2 live members (a server and a worker), has " +
-          std::to_string(view.live.size()));
+          "dml::parameter_server: needs a group of at least 2 members (a server and a worker), has " +
+          std::to_string(n));
     if (server >= n)
       throw config_error("dml::parameter_server: server " + std::to_string(server) +
                          " is not a member (ids 0.." + std::to_string(n - 1) + ")");
-    if (!std::binary_search(view.live.begin(), view.live.end(), server))
-      throw config_error("dml::parameter_server: server " + std::to_string(server) + " has failed");
     return dist_vector<T, Transport, dense, topology::star, Consistency, G>(
         comm, length, dense{}, topology::star{server}, std::move(cons), std::move(g));
   }

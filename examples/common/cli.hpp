@@ -90,9 +90,8 @@ CLI::Validator number_where(Predicate ok, std::string requirement) {
       "X");
 }
 
-/// Accepts one of `choices`.
-inline CLI::Validator one_of(std::initializer_list<std::string_view> choices) {
-  std::vector<std::string> list(choices.begin(), choices.end());
+/// Accepts one of `list`.
+inline CLI::Validator one_of(std::vector<std::string> list) {
   std::string names;
   for (const auto& c : list) names += (names.empty() ? "" : ", ") + c;
   return CLI::Validator(
@@ -102,6 +101,11 @@ inline CLI::Validator one_of(std::initializer_list<std::string_view> choices) {
         return "'" + text + "' is not one of " + names;
       },
       "NAME");
+}
+
+/// Accepts one of `choices`.
+inline CLI::Validator one_of(std::initializer_list<std::string_view> choices) {
+  return one_of(std::vector<std::string>(choices.begin(), choices.end()));
 }
 
 /// Accepts a non-empty value (a file name).

@@ -92,8 +92,11 @@ inline std::optional<std::pair<std::size_t, double>> member_at_seconds(std::stri
 /// The command line of a trainer: the options every trainer shares, written
 /// into `s` (whose values at this call are the defaults the help names);
 /// the trainer adds its own options to the returned app, then calls parse.
+/// `extra_topology`: one more --topology name that the trainer handles
+/// itself (dml-svm-sgd's "ps"), with `extra_help`, its line in the help.
 inline std::unique_ptr<CLI::App> command_line(const std::string& name, const std::string& description,
-                                              settings& s) {
+                                              settings& s, const std::string& extra_topology = {},
+                                              const std::string& extra_help = {}) {
   auto app = cli::app(name, description);
   auto text = [](const char* what, const auto& value) {
     std::string t(what);
@@ -113,9 +116,14 @@ inline std::unique_ptr<CLI::App> command_line(const std::string& name, const std
   app->add_option("--ranks", s.ranks, text("in-process ranks (threads) for inproc", s.ranks))
       ->option_text("N")
       ->check(cli::whole_number());
-  app->add_option("--topology", s.topology, "all | halton | root_expander | ring, default all")
+  std::vector<std::string> topologies{"all", "halton", "root_expander", "ring"};
+  if (!extra_topology.empty()) topologies.push_back(extra_topology);
+  app->add_option("--topology", s.topology,
+                  "all | halton | root_expander | ring" +
+                      (extra_topology.empty() ? "" : " | " + extra_topology) + ", default all" +
+                      (extra_help.empty() ? "" : "\n" + extra_help))
       ->option_text("NAME")
-      ->check(cli::one_of({"all", "halton", "root_expander", "ring"}));
+      ->check(cli::one_of(std::move(topologies)));
   app->add_option("--consistency", s.consistency,
                   "bsp | asp | ssp | notify_ack | adaptive | ssp_bounded |\nasp_fresh (ssp: slack --slack; "
                   "adaptive: bsp/ssp/asp\nswitched during the run by a controller, docs/adaptive.md;\n"
@@ -225,6 +233,7 @@ inline dml::topology::any chosen_topology(const settings& s) {
   if (s.topology == "all") return t::all{};
   if (s.topology == "halton") return t::halton{};
   if (s.topology == "root_expander") return t::root_expander{};
+  if (s.topology == "ps") return t::star{};  // the graph of a parameter server at member 0
   return t::ring{};
 }
 

@@ -26,9 +26,19 @@
 // optimum of the regularized hinge loss lies in the ball |w| <= 1/sqrt(lambda)
 // (Pegasos), so after averaging the model is projected back into it --
 // which bounds what a stale or far-off neighbour's model can do under asp.
+//
+// --topology ps replaces the peer-to-peer averaging by a parameter server
+// (dml::parameter_server, member 0 serving and training too): after every
+// --cb-size samples each member sends its model's change since the last
+// exchange up, the server adds the mean change to the model, projects it,
+// and sends the model down. Under bsp every member starts a step from the
+// same model, so the mean change added is the mean of the members' models
+// minus that model: the same model averaging as --topology all, with other
+// traffic (MALT's Figs. 9 and 13 compare the two).
 #include "../common/common.hpp"
 
 #include <dml/vector/delta_vector.hpp>
+#include <dml/vector/parameter_server.hpp>
 
 #include <Eigen/Core>
 
@@ -107,6 +117,7 @@ struct svm_options {
   bool classes_given = false;  // --positive or --negative on the command line
   bool lambda_given = false;   // --lambda on the command line
   bool allreduce = false;      // --baseline mpi_allreduce
+  bool ps = false;             // --topology ps
   /// --exchange: the whole model (dense), or only the coordinates changed
   /// since the last exchange (deltas; sparse data under bsp or notify_ack).
   std::string exchange = "auto";
@@ -121,6 +132,9 @@ constexpr std::size_t delta_width = std::size_t{1} << 22;
 // Whether to exchange deltas (see --exchange). Under asp or ssp a skipped
 // delta would be lost, so they need an exact policy.
 bool use_deltas(const svm_options& o, bool sparse_rows, std::size_t width, const std::string& consistency) {
+  if (o.ps && o.exchange == "deltas")
+    throw trainer::usage_error("--exchange deltas and --topology ps do not go together");
+  if (o.ps) return false;  // the parameter server moves whole models down
   const bool exact = consistency == "bsp" || consistency == "notify_ack";
   if (o.exchange == "deltas" && (!sparse_rows || !exact))
     throw trainer::usage_error(
@@ -163,8 +177,11 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
     // coordinates the samples touched travel.
     const bool deltas =
         use_deltas(o, std::holds_alternative<trainer::sparse_matrix>(train.x), d, s.consistency);
-    auto v = dml::make_vector<float>(comm, deltas ? 1 : d + 1, topology, consistency,
+    auto v = dml::make_vector<float>(comm, deltas || o.ps ? 1 : d + 1, topology, consistency,
                                      average_and_rescale{1.0f / std::sqrt(o.lambda)});
+    // --topology ps: the model on the server (member 0), changes up, models down.
+    std::optional<dml::parameter_server<float, std::remove_cvref_t<decltype(comm)>, Consistency>> ps;
+    if (o.ps) ps.emplace(comm, d + 1, consistency);
     std::optional<dml::delta_vector<float, std::remove_cvref_t<decltype(comm)>, dml::topology::any,
                                     dml::consistency::any>>
         dv;
@@ -196,8 +213,8 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
     };
     auto report = [&](std::size_t epoch, clock::time_point start) {  // [5]
       fold();
-      const auto& vs = dv ? dv->stats() : v.stats();
-      const double extras[] = {static_cast<double>(vs.bytes_sent), vs.full_share()};
+      const auto& vs = dv ? dv->stats() : ps ? ps->up_stats() : v.stats();
+      const double extras[] = {static_cast<double>(ps ? ps->bytes_sent() : vs.bytes_sent), vs.full_share()};
       const bool me = dml::io::leader(comm);  // member 0, or the lowest survivor once it failed
       // After the last epoch every member keeps the average: under MPI
       // another one may have to report it (trainer::report_final).
@@ -256,6 +273,17 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
           continue;
         }
         model.fold();
+        if (ps) {  // the change since the last exchange up, the model down
+          const Eigen::Map<Eigen::VectorXf> w(ps->model().data(), static_cast<Eigen::Index>(d + 1));
+          Eigen::Map<Eigen::VectorXf>(ps->update().data(), static_cast<Eigen::Index>(d + 1)) = model.v - w;
+          ps->step([&](std::span<float> server_model, std::span<const float> mean_change) {
+            for (std::size_t i = 0; i <= d; ++i) server_model[i] += mean_change[i];
+            average_and_rescale{1.0f / std::sqrt(o.lambda)}(server_model, {});  // the projection alone
+          });
+          model.v = w;
+          model.refresh_norm();
+          continue;
+        }
         if (o.allreduce) {  // --baseline mpi_allreduce: the same step without dml
           const std::span<float> w(model.v.data(), d + 1);
           launch.allreduce_mean(w);
@@ -302,7 +330,10 @@ int main(int argc, char** argv) {
   s.lr = 0.001f;
   svm_options o;
   std::string negative, baseline;
-  const auto app = trainer::command_line("dml-svm-sgd", description, s);
+  const auto app = trainer::command_line(
+      "dml-svm-sgd", description, s, "ps",
+      "(ps: a parameter server at member 0, which trains\ntoo: model changes up, models down;\nbsp, asp, ssp "
+      "or notify_ack)");
   app->add_option("--positive", o.positive,
                   "the +1 class, default 0 (T-shirt/top); for a LIBSVM\nfile of two labels, the larger one")
       ->option_text("N")
@@ -341,6 +372,13 @@ int main(int argc, char** argv) {
       ->check(cli::one_of({"mpi_allreduce"}));
   if (const auto exit = trainer::parse(*app, argc, argv, s, [&] {
         o.allreduce = baseline == "mpi_allreduce";
+        o.ps = s.topology == "ps";
+        if (o.ps && o.allreduce)
+          throw trainer::usage_error("--topology ps and --baseline mpi_allreduce do not go together");
+        if (o.ps && s.consistency == "adaptive")
+          throw trainer::usage_error("--topology ps takes --consistency bsp, asp, ssp or notify_ack");
+        if (o.ps && s.transport == "inproc" && s.ranks < 2)
+          throw trainer::usage_error("--topology ps needs at least 2 ranks (a server and a worker)");
         o.lambda_given = app->count("--lambda") > 0;
         o.classes_given = app->count("--positive") + app->count("--negative") > 0;
         if (!negative.empty()) o.negative = negative == "rest" ? rest : std::stoi(negative);

@@ -201,6 +201,23 @@ TEST_CASE("star: member 0 exchanges with everyone", "[topology]") {
   CHECK(topo::is_regular(topo::build(topo::star{}, 2)));
 }
 
+TEST_CASE("star: a chosen hub", "[topology]") {
+  const auto g = topo::build(topo::star{2}, 5);
+  CHECK(ids(g.out(2)) == std::vector<dml::member_id>{0, 1, 3, 4});
+  CHECK(ids(g.in(2)) == std::vector<dml::member_id>{0, 1, 3, 4});
+  CHECK(ids(g.out(0)) == std::vector<dml::member_id>{2});
+  CHECK(ids(g.out(4)) == std::vector<dml::member_id>{2});
+  CHECK(topo::build(topo::star{4}, 5) != topo::build(topo::star{}, 5));
+  CHECK_THROWS_WITH(topo::build(topo::star{5}, 5),
+                    dml_test::contains("hub 5 is not a member of a group of 5 members"));
+  // Over survivors the hub stays while it survives, else the smallest takes over.
+  const std::vector<dml::member_id> with_hub{1, 3, 4, 6}, without_hub{1, 4, 6};
+  CHECK(ids(topo::build(topo::star{3}, with_hub).out(3)) == std::vector<dml::member_id>{1, 4, 6});
+  CHECK(ids(topo::build(topo::star{3}, with_hub).out(6)) == std::vector<dml::member_id>{3});
+  CHECK(ids(topo::build(topo::star{3}, without_hub).out(1)) == std::vector<dml::member_id>{4, 6});
+  CHECK(ids(topo::build(topo::star{}, without_hub).out(1)) == std::vector<dml::member_id>{4, 6});
+}
+
 TEST_CASE("exponential: i -> i + 2^k for every 2^k < n", "[topology]") {
   const degree_fn d = [](std::size_t, std::size_t n) { return ceil_log2(n); };
   check_generator(topo::exponential{}, d, d);

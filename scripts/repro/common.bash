@@ -6,6 +6,7 @@
 #   source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 #   repro_build dml-logreg dml-svm-sgd
 #   repro_plot OUT.png TITLE XLABEL YLABEL CSV:XCOL:YCOL:LABEL...
+#   (REPRO_PLOT_EXTRA: more gnuplot commands, e.g. 'set logscale x 2')
 set -euo pipefail
 REPRO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 REPRO_BUILD="$REPRO_ROOT/build-repro"
@@ -63,6 +64,7 @@ set xlabel '$xlabel'
 set ylabel '$ylabel'
 set grid
 set key bottom right
+${REPRO_PLOT_EXTRA:-}
 plot ${plots%, }
 GP
   echo "repro: wrote ${out#"$REPRO_ROOT"/}"

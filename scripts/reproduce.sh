@@ -9,7 +9,8 @@
 # docs/reproductions/NAME.md (a fragment that starts with a '## ' heading)
 # and its figures docs/reproductions/NAME*.png. docs/reproductions.md is
 # docs/reproductions/intro.md, with a generated list of the fragments where
-# it says <!-- contents -->, followed by every other fragment in name order;
+# it says <!-- contents -->, followed by every other fragment in natural name
+# order (numbers compared as numbers: malt-fig4-5 before malt-fig10);
 # relative links in the fragments are rewritten to stay valid from docs/.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -40,9 +41,8 @@ if ((!assemble_only)); then
       scripts+=("scripts/repro/$n.sh")
     done
   else
-    shopt -s nullglob
-    scripts=(scripts/repro/*.sh)
-    shopt -u nullglob
+    # Natural order (malt-fig4-5 before malt-fig10), as the page.
+    mapfile -t scripts < <(find scripts/repro -maxdepth 1 -name '*.sh' | sort -V)
   fi
 fi
 
@@ -64,7 +64,11 @@ import glob, os, re
 
 docs = "docs"
 frag_dir = os.path.join(docs, "reproductions")
-fragments = sorted(f for f in glob.glob(os.path.join(frag_dir, "*.md")) if os.path.basename(f) != "intro.md")
+def natural(path):  # malt-fig4-5 before malt-fig10
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", os.path.basename(path))]
+
+fragments = sorted((f for f in glob.glob(os.path.join(frag_dir, "*.md")) if os.path.basename(f) != "intro.md"),
+                   key=natural)
 
 def anchor(heading):
     a = heading.strip().lower()

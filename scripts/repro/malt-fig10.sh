@@ -11,6 +11,8 @@
 # Environment: POLICIES ("bsp ssp asp": any --consistency name of
 # dml-logreg; one word adds a policy), REPEATS (3), TARGET (0.835),
 # STRAGGLER (7@4), RANKS (8), CB (32), EPOCHS (10).
+# REPRO_REPORT_ONLY=1 rewrites the section and figures from the last runs
+# (kept in build-repro/repro/NAME/) without training again.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 policies=${POLICIES:-"bsp ssp asp"}
@@ -23,10 +25,11 @@ epochs=${EPOCHS:-10}
 repro_build dml-logreg
 bin="$REPRO_BUILD/examples/logreg/dml-logreg"
 out="$REPRO_BUILD/repro/malt-fig10"
-load_before=$(cut -d' ' -f1 /proc/loadavg)
 # REPRO_REPORT_ONLY=1: rewrite the section and figure from the last runs' CSVs.
 [[ ${REPRO_REPORT_ONLY:-0} == 1 ]] || rm -rf "$out"
 mkdir -p "$out"
+[[ ${REPRO_REPORT_ONLY:-0} == 1 ]] || cut -d' ' -f1 /proc/loadavg >"$out/load.before"
+[[ -f $out/load.before ]] || { echo "$(basename "$0"): no earlier runs in $out: run without REPRO_REPORT_ONLY" >&2; exit 1; }
 for r in $(seq 1 "$repeats"); do
   [[ ${REPRO_REPORT_ONLY:-0} == 1 ]] && break
   for p in $policies; do
@@ -39,7 +42,9 @@ for r in $(seq 1 "$repeats"); do
     done
   done
 done
-load_after=$(cut -d' ' -f1 /proc/loadavg)
+[[ ${REPRO_REPORT_ONLY:-0} == 1 ]] || cut -d' ' -f1 /proc/loadavg >"$out/load.after"
+read -r load_before <"$out/load.before"
+read -r load_after <"$out/load.after"
 
 python3 - "$out" "$REPRO_DOCS" "$policies" "$repeats" "$target" "$straggler" "$ranks" "$cb" "$epochs" \
   "$load_before $load_after $(nproc)" <<'PY'

@@ -9,6 +9,8 @@
 # docs/reproductions/malt-fig14.md, malt-fig14.png and malt-fig14-loss.png.
 #   scripts/repro/malt-fig14.sh
 # Environment: REPEATS (3), RANKS (10), VICTIM (3), TARGET (0.835), EPOCHS (10).
+# REPRO_REPORT_ONLY=1 rewrites the section and figures from the last runs
+# (kept in build-repro/repro/NAME/) without training again.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 repeats=${REPEATS:-3}
@@ -22,6 +24,8 @@ out="$REPRO_BUILD/repro/malt-fig14"
 # REPRO_REPORT_ONLY=1: rewrite the section and figures from the last runs' CSVs and logs.
 [[ ${REPRO_REPORT_ONLY:-0} == 1 ]] || rm -rf "$out"
 mkdir -p "$out"
+[[ ${REPRO_REPORT_ONLY:-0} == 1 ]] || cut -d' ' -f1 /proc/loadavg >"$out/load.before"
+[[ -f $out/load.before ]] || { echo "$(basename "$0"): no earlier runs in $out: run without REPRO_REPORT_ONLY" >&2; exit 1; }
 args=(--ranks "$ranks" --topology halton --consistency bsp --epochs "$epochs")
 
 # timed NAME ARGS...: runs the trainer, each output line prefixed with the
@@ -40,7 +44,6 @@ command -v bc >/dev/null || {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends bc >/dev/null
 }
 
-load_before=$(cut -d' ' -f1 /proc/loadavg)
 for r in $(seq 1 "$repeats"); do
   [[ ${REPRO_REPORT_ONLY:-0} == 1 ]] && break
   echo "malt-fig14: repeat $r/$repeats, undisturbed"
@@ -52,7 +55,9 @@ for r in $(seq 1 "$repeats"); do
   timed "kill-$r" --kill-after "$victim@$at"
   grep -q "final:" "$out/kill-$r.log" || { echo "malt-fig14: the run with the kill did not finish:" >&2; cat "$out/kill-$r.log" >&2; exit 1; }
 done
-load_after=$(cut -d' ' -f1 /proc/loadavg)
+[[ ${REPRO_REPORT_ONLY:-0} == 1 ]] || cut -d' ' -f1 /proc/loadavg >"$out/load.after"
+read -r load_before <"$out/load.before"
+read -r load_after <"$out/load.after"
 
 python3 - "$out" "$REPRO_DOCS" "$repeats" "$ranks" "$victim" "$target" "$epochs" \
   "$load_before $load_after $(nproc)" <<'PY'

@@ -13,6 +13,7 @@
 # REPRO_REPORT_ONLY=1 rewrites the section and figures from the last runs
 # (kept in build-repro/repro/NAME/) without training again.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 ranks_list=${RANKS:-"1 2 4 8 16 25"}
 seeds=${SEEDS:-"1 2 3"}

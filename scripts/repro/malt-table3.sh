@@ -7,6 +7,7 @@
 # starting the members). Builds nothing; writes docs/reproductions/malt-table3.md.
 #   scripts/repro/malt-table3.sh
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 cd "$REPRO_ROOT"
 echo "malt-table3: diff examples/porting/serial.cpp examples/porting/parallel.cpp"

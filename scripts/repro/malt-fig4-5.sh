@@ -182,7 +182,7 @@ with open(f"{docs}/malt-fig4-5.md", "w") as f:
 print(f"malt-fig4-5: wrote {docs}/malt-fig4-5.md")
 PY
 
-REPRO_PLOT_EXTRA="set logscale xy 2; set key top left; set xrange [0.9:32]; set yrange [0.125:64]" \
+REPRO_PLOT_EXTRA="set logscale xy 2; set key top left; set xrange [0.9:32]; set yrange [0.03125:64]" \
   repro_plot "$REPRO_DOCS/malt-fig4-5-speedup.png" "speed-up over 1 rank to accuracy $target (medians of seeds ${seeds// /,})" \
   "ranks (in-process, 2 cores)" "speed-up" \
   "$out/speedup.csv:1:2:linear" \

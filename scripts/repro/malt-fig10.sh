@@ -134,8 +134,8 @@ time for all {epochs} epochs with it over without it: {", ".join(f"{p} {cost[p]:
 the same number of examples per epoch and averages all models at each epoch's end (its report), so no
 epoch ends before the straggler has done its share; asp and ssp only move the fast members' waiting
 from the exchanges to the epoch's end ([adaptive.md](../adaptive.md) measured the same). In MALT's
-setting the fast machines kept training on their own data while the straggler lagged, which is where
-bounded staleness pays. The min-max ranges show the noise of the shared machine between repeats. What
+setting the fast ranks ran ahead of a straggler (its SSP stalls them only once the lag grows too
+large), which is where bounded staleness pays. The min-max ranges show the noise of the shared machine between repeats. What
 the numbers do not show: MALT's own SSP (stalling the others for a fixed time when one lags too far)
 and its stale-skipping ASP are not today's `ssp<2>` and `asp` of dml (the script takes new policy
 names as they come); a 250 GB set on 8 machines; more than {repeats} repeats.

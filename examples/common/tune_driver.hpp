@@ -199,11 +199,16 @@ struct tuned_step {
 /// is state of the step that each member keeps to itself (momentum's
 /// velocity; empty when the step has none): it goes into every snapshot but
 /// is not averaged. `momentum`, when the step has one, is the given
-/// momentum: it is then tuned too.
+/// momentum: it is then tuned too. `unit` is the samples per member in one
+/// unit of trial length (0: --cb-size); the progress is measured once per
+/// unit on a slice of half a unit per member, so a step that is cheap
+/// against an evaluation (one minibatch of a network) takes a unit of
+/// several steps, which also makes the slice larger.
 struct tuned_state {
   std::span<float> model;
   std::span<float> local = {};
   std::optional<double> momentum = std::nullopt;
+  std::size_t unit = 0;
 };
 
 /// What a tuned run reports.
@@ -236,7 +241,7 @@ struct tune_report {
 /// would also include their overshoot before the average.
 ///
 /// Work is counted in samples, not seconds: the tuner's unit of trial
-/// length is --cb-size samples per member (a setting with another cb-size
+/// length is `state.unit` (default --cb-size) samples per member (a setting with another cb-size
 /// runs proportionally more or fewer clocks), and a trace's time is the
 /// samples the branch has processed. Branches of one round thus process
 /// the same samples and are compared by the loss they reach from the same
@@ -281,7 +286,8 @@ tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const sett
   const std::uint64_t budget = static_cast<std::uint64_t>(s.epochs) * base.size();
   std::uint64_t used = 0;  // samples of the kept training, this member
   auto used_now = [&] { return (cursor[0] - 1) * base.size() + cursor[1]; };
-  const std::size_t unit = s.cb_size;  // samples per member in one unit of trial length
+  const std::size_t unit =
+      state.unit ? state.unit : s.cb_size;  // samples per member in a unit of trial length
   const std::vector<std::size_t> slice = progress_slice(order, comm.view().live.size(), comm.rank(), unit);
 
   // One trial (or a stretch of training) of `units` x --cb-size samples per

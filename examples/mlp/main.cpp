@@ -318,7 +318,11 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
 // step is the step along the mean gradient, with momentum too (the mean of
 // their velocities follows the mean gradient) -- and under ssp it is the
 // model averaging the tuner's staleness trials are about. --average-every
-// and --exchange do not apply.
+// and --exchange do not apply. A unit of trial length is four steps of
+// --cb-size: the progress slice (half a unit per member, 128 samples at 4
+// ranks of 16) is then large enough that the loss on it does not jump
+// between points (with one step per unit, a 32-sample slice made the stall
+// check fire and re-tune towards ever smaller rates).
 trainer::row train_tuned(trainer::launcher& launch, const settings& s, float momentum, const dataset& train,
                          const dataset& test, trainer::progress& out) {
   const std::size_t n = static_cast<std::size_t>(train.x.rows());
@@ -359,8 +363,9 @@ trainer::row train_tuned(trainer::launcher& launch, const settings& s, float mom
       Eigen::MatrixXf h, p;
       return forward(model, select(samples), labels, h, p);
     };
-    const auto report = trainer::run_tuned(comm, trainer::chosen_topology(s), s, n,
-                                           {flat, velocity, static_cast<double>(momentum)}, step, slice_loss);
+    const auto report =
+        trainer::run_tuned(comm, trainer::chosen_topology(s), s, n,
+                           {flat, velocity, static_cast<double>(momentum), 4 * s.cb_size}, step, slice_loss);
     trainer::model_mean mean(comm, total, 0);
     const bool me = dml::io::leader(comm);
     mean.average(flat, {}, me ? &avg : nullptr, nullptr);

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: BSL-1.0
-// --tune for the model-averaging trainers (dml-logreg): online tuning with
-// dml/tune.hpp (docs/tuning.md). The trainer hands over its model, a local
-// training step and an evaluation; this file runs the MLtuner loop around
-// them: it forks trial branches from in-memory snapshots of the model and
-// the sample cursor, tries settings of the learning rate, --cb-size and the
-// staleness (ssp slack, 0 = bsp) for short trials, keeps the best branch,
-// trains on with its setting and re-tunes when the loss stalls. Every
-// member computes the same decisions from the agreed (exchanged) loss trace.
+// --tune for the trainers (dml-logreg, dml-mlp): online tuning with
+// dml/tune.hpp (docs/tuning.md). The trainer hands over its model (averaged
+// after every local step), any per-member state of the step (momentum's
+// velocity), a local training step and an evaluation; this file runs the
+// MLtuner loop around them: it forks trial branches from in-memory
+// snapshots of the model, the local state and the sample cursor, tries
+// settings of the learning rate, the momentum (when the step has one),
+// --cb-size and the staleness (ssp slack, 0 = bsp) for short trials, keeps
+// the best branch, trains on with its setting and re-tunes when the loss
+// stalls. Every member computes the same decisions from the agreed
+// (exchanged) loss trace.
 #pragma once
 
 #include <dml/tune.hpp>
@@ -30,16 +33,25 @@ namespace trainer {
 /// The search space of --tune around the user's settings: the base learning
 /// rate (epoch e steps with lr / sqrt(e), as without --tune) from 10^-5 to
 /// 10^2 times --lr on a log scale, --cb-size among the powers of two from a
-/// quarter to four times the given one (at most `max_cb`), and, when the
-/// consistency is bsp or ssp, the staleness among 0 (bsp), 1, 3, 7 and the
-/// given slack.
+/// quarter to four times the given one (at most `max_cb`), when the trainer
+/// has momentum (`momentum` given) the momentum among 0, 0.5, 0.9, 0.95 and
+/// the given one, and, when the consistency is bsp or ssp, the staleness
+/// among 0 (bsp), 1, 3, 7 and the given slack. The tunables come in that
+/// order; `momentum` and `staleness` hold their positions when searched.
 struct tune_space {
   dml::tune::space space;
   dml::tune::setting start;
-  bool staleness = false;
+  static constexpr std::size_t lr = 0, cb = 1;
+  std::optional<std::size_t> momentum, staleness;
 };
 
-inline tune_space make_tune_space(const settings& s, std::size_t max_cb) {
+inline tune_space make_tune_space(const settings& s, std::size_t max_cb,
+                                  std::optional<double> momentum = std::nullopt) {
+  if (s.cb_size == 0 || s.cb_size > max_cb)
+    throw dml::config_error("--tune: --cb-size " + std::to_string(s.cb_size) + " is not within 1.." +
+                            std::to_string(max_cb) + " (a member's share of the samples)");
+  if (momentum && !(*momentum >= 0 && *momentum < 1))
+    throw dml::config_error("--tune: the momentum must lie in [0, 1), got " + std::to_string(*momentum));
   tune_space t;
   const double lr = static_cast<double>(s.lr);
   t.space.range("lr", lr * 1e-5, lr * 1e2, dml::tune::scale::log);
@@ -50,13 +62,21 @@ inline tune_space make_tune_space(const settings& s, std::size_t max_cb) {
     cbs.push_back(static_cast<double>(s.cb_size));
   t.space.choice("cb-size", cbs);
   t.start = {lr, static_cast<double>(s.cb_size)};
+  if (momentum) {
+    std::vector<double> ms{0, 0.5, 0.9, 0.95};
+    if (std::find(ms.begin(), ms.end(), *momentum) == ms.end()) ms.push_back(*momentum);
+    std::sort(ms.begin(), ms.end());
+    t.momentum = t.space.size();
+    t.space.choice("momentum", ms);
+    t.start.push_back(*momentum);
+  }
   if (s.consistency == "bsp" || s.consistency == "ssp") {
     const double given = s.consistency == "ssp" ? static_cast<double>(s.slack) : 0;
     std::vector<double> st{0, 1, 3, 7};
     if (std::find(st.begin(), st.end(), given) == st.end()) st.push_back(given);
+    t.staleness = t.space.size();
     t.space.choice("staleness", st);
     t.start.push_back(given);
-    t.staleness = true;
   }
   return t;
 }
@@ -70,10 +90,11 @@ inline tune_space make_tune_space(const settings& s, std::size_t max_cb) {
 /// trial prefers the smaller of two neighbours the run as a whole would
 /// not (a short horizon favours cautious rates).
 inline std::vector<dml::tune::setting> lr_sweep(const dml::tune::setting& start) {
+  if (start.empty()) throw dml::config_error("--tune: lr_sweep() needs a setting with a learning rate");
   std::vector<dml::tune::setting> plan{start};
   for (double k : {-1.0, -2.0, -3.0, 1.0, -4.0, -0.5, -1.5, -2.5, -3.5, 0.5}) {
     dml::tune::setting x = start;
-    x[0] = start[0] * std::pow(10.0, k);
+    x[tune_space::lr] = start[tune_space::lr] * std::pow(10.0, k);
     plan.push_back(x);
   }
   return plan;
@@ -85,28 +106,42 @@ inline std::vector<dml::tune::setting> lr_sweep(const dml::tune::setting& start)
 /// model, where the noise penalty favours small steps; from a trained
 /// state the loss reached ranks them again),
 /// and -- when `all` -- its neighbours in cb-size (half, twice and four
-/// times, where the space has them) and the staleness 1 and 3 (when tuned).
-inline std::vector<dml::tune::setting> refine(const dml::tune::space& sp, const dml::tune::setting& best,
+/// times, where the space has them), the other momenta (when tuned), each
+/// with the learning rate that keeps the step's long-run size lr / (1 -
+/// momentum) (a larger momentum at the same rate is mostly a larger step,
+/// which the lr trials already cover), and the staleness 1 and 3 (when
+/// tuned). Every setting in the plan lies in the space, none twice.
+inline std::vector<dml::tune::setting> refine(const tune_space& ts, const dml::tune::setting& best,
                                               bool all) {
+  const dml::tune::space& sp = ts.space;
+  if (!sp.contains(best)) throw dml::config_error("--tune: refine() needs a setting of the space");
   std::vector<dml::tune::setting> plan{best};
+  const double low = sp[tune_space::lr].low, high = sp[tune_space::lr].high;
   auto add = [&](dml::tune::setting x) {
     if (sp.contains(x) && std::find(plan.begin(), plan.end(), x) == plan.end()) plan.push_back(std::move(x));
   };
   for (double f : {std::pow(10.0, -0.5), std::pow(10.0, 0.5), 0.1, 10.0}) {
     dml::tune::setting x = best;
-    x[0] = std::clamp(best[0] * f, sp[0].low, sp[0].high);
+    x[tune_space::lr] = std::clamp(best[tune_space::lr] * f, low, high);
     add(x);
   }
   if (!all) return plan;
   for (double f : {0.5, 2.0, 4.0}) {
     dml::tune::setting x = best;
-    x[1] = best[1] * f;
+    x[tune_space::cb] = best[tune_space::cb] * f;
     add(x);
   }
-  if (best.size() > 2)
-    for (double st : {1.0, 3.0}) {
+  if (const auto m = ts.momentum)
+    for (double to : sp[*m].choices) {
       dml::tune::setting x = best;
-      x[2] = st;
+      x[*m] = to;
+      x[tune_space::lr] = std::clamp(best[tune_space::lr] * (1 - to) / (1 - best[*m]), low, high);
+      add(x);
+    }
+  if (const auto st = ts.staleness)
+    for (double v : {1.0, 3.0}) {
+      dml::tune::setting x = best;
+      x[*st] = v;
       add(x);
     }
   return plan;
@@ -117,13 +152,20 @@ inline std::vector<dml::tune::setting> refine(const dml::tune::space& sp, const 
 /// member `rank`'s `share` (share = half a unit of trial length, at least
 /// 1, at most the member's share of the data). Every member's part is the
 /// same size, so the mean of their losses is the loss on the whole slice.
+/// Throws `dml::config_error` when there are no members, `rank` is not one
+/// of them, or `order` has fewer samples than members.
 inline std::vector<std::size_t> progress_slice(std::span<const std::size_t> order, std::size_t members,
                                                std::size_t rank, std::size_t unit) {
-  const std::size_t share =
-      std::clamp<std::size_t>(unit / 2, 1, std::max<std::size_t>(1, order.size() / members));
-  const std::size_t first = std::min(order.size(), rank * share), end = std::min(order.size(), first + share);
+  if (members == 0 || rank >= members)
+    throw dml::config_error("--tune: progress_slice: member " + std::to_string(rank) + " of " +
+                            std::to_string(members) + " members");
+  if (order.size() < members)
+    throw dml::config_error("--tune: progress_slice: " + std::to_string(order.size()) +
+                            " samples are too few for " + std::to_string(members) + " members");
+  const std::size_t share = std::clamp<std::size_t>(unit / 2, 1, order.size() / members);
+  const std::size_t first = rank * share;
   return {order.begin() + static_cast<std::ptrdiff_t>(first),
-          order.begin() + static_cast<std::ptrdiff_t>(end)};
+          order.begin() + static_cast<std::ptrdiff_t>(first + share)};
 }
 
 /// The clocks (0-based) of a stretch of `clocks` rounds of `cb` samples
@@ -131,8 +173,11 @@ inline std::vector<std::size_t> progress_slice(std::span<const std::size_t> orde
 /// (the first clock, then each clock that starts at or past the next
 /// multiple of `unit`), so that branches with different cb-sizes report
 /// progress at the same amounts of work, and at least one per clock when
-/// cb >= unit.
+/// cb >= unit. Throws `dml::config_error` when cb or unit is 0.
 inline std::vector<std::size_t> points_for(std::size_t clocks, std::size_t cb, std::size_t unit) {
+  if (cb == 0 || unit == 0)
+    throw dml::config_error("--tune: points_for: needs cb-size >= 1 and unit >= 1, got " +
+                            std::to_string(cb) + " and " + std::to_string(unit));
   std::vector<std::size_t> points;
   for (std::size_t k = 0, next = 0; k < clocks; ++k)
     if (k * cb >= next) {
@@ -142,21 +187,48 @@ inline std::vector<std::size_t> points_for(std::size_t clocks, std::size_t cb, s
   return points;
 }
 
+/// One local step of a tuned run: this epoch's learning rate (the setting's
+/// base rate / sqrt(epoch)) and the momentum (0 when it is not tuned).
+struct tuned_step {
+  float lr = 0;
+  float momentum = 0;
+};
+
+/// The training state a tuned run works on. `model` is every member's
+/// replica, averaged through a dist_vector after every local step; `local`
+/// is state of the step that each member keeps to itself (momentum's
+/// velocity; empty when the step has none): it goes into every snapshot but
+/// is not averaged. `momentum`, when the step has one, is the given
+/// momentum: it is then tuned too. `unit` is the samples per member in one
+/// unit of trial length (0: --cb-size); the progress is measured once per
+/// unit on a slice of half a unit per member, so a step that is cheap
+/// against an evaluation (one minibatch of a network) takes a unit of
+/// several steps, which also makes the slice larger.
+struct tuned_state {
+  std::span<float> model;
+  std::span<float> local = {};
+  std::optional<double> momentum = std::nullopt;
+  std::size_t unit = 0;
+};
+
 /// What a tuned run reports.
 struct tune_report {
   dml::tune::setting chosen;
   double tuning_seconds = 0, kept_seconds = 0, total_seconds = 0;
   std::size_t trials = 0, rounds = 0;
+  /// The samples of kept training per member after which the stall check
+  /// fired, one per re-tuning round.
+  std::vector<std::uint64_t> retuned_at;
 };
 
-/// Runs tuned training on this member: `model` (every member's replica,
-/// averaged through a dist_vector over `topology` after every round of
-/// cb-size samples), `step(lr, samples)` trains the local model on the
-/// given sample indices, `evaluate(samples)` returns the mean training loss
-/// of the local model on the given samples without changing it, and the
-/// budget is s.epochs passes over the n training samples by the kept branch
-/// (trials that are thrown away are the tuning overhead). Prints the trials
-/// and the 'tuned:' line on the leader; returns the report.
+/// Runs tuned training on this member: `state.model` (every member's
+/// replica, averaged through a dist_vector over `topology` after every
+/// round of cb-size samples), `step(tuned_step, samples)` trains the local
+/// model (and `state.local`) on the given sample indices,
+/// `evaluate(samples)` returns the mean training loss of the local model on
+/// the given samples without changing it, and the budget is s.epochs passes over the n training samples by
+/// the kept branch (trials that are thrown away are the tuning overhead). Prints the trials and the 'tuned:'
+/// line on the leader; returns the report.
 ///
 /// The progress a branch reports (its trace) is the training loss, as in
 /// MLtuner, but measured on a fixed slice of the training set
@@ -169,7 +241,7 @@ struct tune_report {
 /// would also include their overshoot before the average.
 ///
 /// Work is counted in samples, not seconds: the tuner's unit of trial
-/// length is --cb-size samples per member (a setting with another cb-size
+/// length is `state.unit` (default --cb-size) samples per member (a setting with another cb-size
 /// runs proportionally more or fewer clocks), and a trace's time is the
 /// samples the branch has processed. Branches of one round thus process
 /// the same samples and are compared by the loss they reach from the same
@@ -178,12 +250,13 @@ struct tune_report {
 /// staleness, whose benefit is time).
 template <class Comm, class Step, class Evaluate>
 tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const settings& s, std::size_t n,
-                      std::span<float> model, Step&& step, Evaluate&& evaluate) {
+                      const tuned_state& state, Step&& step, Evaluate&& evaluate) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   const bool leader = dml::io::leader(comm);
   const std::size_t ranks = comm.size(), per_rank = n / ranks;
-  const tune_space ts = make_tune_space(s, per_rank);
+  const std::span<float> model = state.model, local = state.local;
+  const tune_space ts = make_tune_space(s, per_rank, state.momentum);
   const dml::tune::space& sp = ts.space;
   // The sample stream: this member's shard in a fresh shuffle per epoch, so
   // that (epoch, offset) -- saved with the model -- determines what comes next.
@@ -213,7 +286,8 @@ tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const sett
   const std::uint64_t budget = static_cast<std::uint64_t>(s.epochs) * base.size();
   std::uint64_t used = 0;  // samples of the kept training, this member
   auto used_now = [&] { return (cursor[0] - 1) * base.size() + cursor[1]; };
-  const std::size_t unit = s.cb_size;  // samples per member in one unit of trial length
+  const std::size_t unit =
+      state.unit ? state.unit : s.cb_size;  // samples per member in a unit of trial length
   const std::vector<std::size_t> slice = progress_slice(order, comm.view().live.size(), comm.rank(), unit);
 
   // One trial (or a stretch of training) of `units` x --cb-size samples per
@@ -221,11 +295,12 @@ tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const sett
   // setting's cb-size samples, then the agreed trace: the loss on the slice
   // before each unit of work (points_for), at the samples processed.
   auto run = [&](const dml::tune::setting& x, std::size_t units) {
-    const float lr = static_cast<float>(x[0]);
-    const auto cb = static_cast<std::size_t>(x[1]);
+    const float lr = static_cast<float>(x[tune_space::lr]);
+    const float momentum = ts.momentum ? static_cast<float>(x[*ts.momentum]) : 0.0f;
+    const auto cb = static_cast<std::size_t>(x[tune_space::cb]);
     const std::size_t clocks = std::max<std::size_t>(1, (units * unit + cb / 2) / cb);
     const std::vector<std::size_t> points = points_for(clocks, cb, unit);
-    const std::uint64_t slack = ts.staleness ? static_cast<std::uint64_t>(x[2]) : 0;
+    const std::uint64_t slack = ts.staleness ? static_cast<std::uint64_t>(x[*ts.staleness]) : 0;
     const dml::consistency::any consistency =
         !ts.staleness ? chosen_consistency(s)
                       : (slack == 0 ? dml::consistency::any(dml::consistency::bsp{})
@@ -243,7 +318,7 @@ tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const sett
         ++p;
       }
       // the trainers' decay: epoch e steps with lr / sqrt(e); lr is the base
-      step(lr / std::sqrt(static_cast<float>(cursor[0])), next_samples(cb));
+      step(tuned_step{lr / std::sqrt(static_cast<float>(cursor[0])), momentum}, next_samples(cb));
       std::copy(model.begin(), model.end(), v.span().begin());
       v.scatter();
       v.gather();
@@ -259,7 +334,7 @@ tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const sett
     return t;
   };
 
-  dml::tune::branches br(comm, model, cursor);
+  dml::tune::branches br(comm, model, local, cursor);
   dml::tune::options o;
   o.initial_clocks = 8;  // units: 8 x cb-size samples per member
   o.max_clocks = 64;
@@ -320,7 +395,7 @@ tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const sett
   // setting that matters most), then its half-decade neighbours with the
   // cb-size and staleness around the winner; wall time breaks near-ties.
   tune_round(lr_sweep(ts.start), 0.0);
-  if (used < budget) tune_round(refine(sp, current, true), 0.02);
+  if (used < budget) tune_round(refine(ts, current, true), 0.02);
   while (used < budget) {
     const auto left = static_cast<std::size_t>((budget - used + unit - 1) / unit);
     const std::size_t units = std::min(stretch, left);
@@ -334,7 +409,15 @@ tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const sett
     // Re-tune the learning rate when the last stretches stopped converging,
     // while enough of the budget is left for a round to pay off.
     if (recent_stretches >= 8 && report.rounds < max_rounds && left > 16 * stretch) {
-      if (dml::tune::stalled(recent, o.summarizer)) tune_round(refine(sp, current, false), 0.0);
+      if (dml::tune::stalled(recent, o.summarizer)) {
+        report.retuned_at.push_back(used);
+        if (leader) {
+          std::printf("stalled after %llu of %llu samples per member: re-tuning\n",
+                      static_cast<unsigned long long>(used), static_cast<unsigned long long>(budget));
+          std::fflush(stdout);
+        }
+        tune_round(refine(ts, current, false), 0.0);
+      }
       recent = {};
       recent_stretches = 0;
     }
@@ -343,9 +426,10 @@ tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const sett
   report.total_seconds = std::chrono::duration<double>(clock::now() - start).count();
   if (leader) {
     const double overhead = report.tuning_seconds - report.kept_seconds;
-    std::printf("tuned: lr=%g cb-size=%g", current[0], current[1]);
+    std::printf("tuned: lr=%g cb-size=%g", current[tune_space::lr], current[tune_space::cb]);
+    if (ts.momentum) std::printf(" momentum=%g", current[*ts.momentum]);
     if (ts.staleness)
-      std::printf(" staleness=%g", current[2]);
+      std::printf(" staleness=%g", current[*ts.staleness]);
     else
       std::printf(" consistency=%s (not tuned)", s.consistency.c_str());
     std::printf(" trials=%zu rounds=%zu tuning_seconds=%.3f overhead=%.1f%%\n", report.trials, report.rounds,

@@ -198,13 +198,13 @@ trainer::row train_tuned(trainer::launcher& launch, const settings& s, std::size
     trainer::class_scores scratch;
     std::vector<std::size_t> batch;
     // Trains on `samples` in minibatches.
-    auto step = [&](float lr, std::span<const std::size_t> samples) {
+    auto step = [&](trainer::tuned_step st, std::span<const std::size_t> samples) {
       train.visit([&](const auto& x) {
         for (std::size_t first = 0; first < samples.size(); first += batch_size) {
           batch.assign(
               samples.begin() + static_cast<std::ptrdiff_t>(first),
               samples.begin() + static_cast<std::ptrdiff_t>(std::min(samples.size(), first + batch_size)));
-          trainer::softmax_step(w, x, train.y, batch, lr, scratch);
+          trainer::softmax_step(w, x, train.y, batch, st.lr, scratch);
         }
       });
     };
@@ -221,7 +221,8 @@ trainer::row train_tuned(trainer::launcher& launch, const settings& s, std::size
         return trainer::softmax_evaluate(m, trainer::select_rows(x, rows_of), labels_of).first;
       });
     };
-    const auto report = trainer::run_tuned(comm, trainer::chosen_topology(s), s, n, storage, step, evaluate);
+    const auto report =
+        trainer::run_tuned(comm, trainer::chosen_topology(s), s, n, {storage}, step, evaluate);
     trainer::model_mean mean(comm, dim, 0);
     const bool me = dml::io::leader(comm);
     mean.average(storage, {}, me ? &avg : nullptr, nullptr);

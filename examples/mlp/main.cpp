@@ -18,7 +18,12 @@
 // The changes from a serial trainer are those of examples/logreg ([1] run,
 // [2] shard, [3] vectors, [4] exchange, [5] report), with [4] twice: the
 // gradient exchange before each step and the model average every few steps.
+//
+// --momentum M steps with heavy-ball momentum (each member keeps its own
+// velocity of the averaged gradients); --tune tunes the learning rate, the
+// momentum, --cb-size and the staleness online (train_tuned below).
 #include "../common/common.hpp"
+#include "../common/tune_driver.hpp"
 
 #include <dml/vector/group.hpp>
 
@@ -31,6 +36,7 @@
 #include <cstdio>
 #include <exception>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -86,6 +92,20 @@ double forward(net& n, const trainer::matrix& x, const Labels& y, Eigen::MatrixX
   return p.rows() ? loss / static_cast<double>(p.rows()) : 0;
 }
 
+// One SGD step of a layer's parameters p along the gradient g: plain when
+// momentum is 0 (the default), else heavy ball with the velocity v:
+// v = momentum v + g, p -= lr v.
+void sgd(std::span<float> p, std::span<const float> g, std::span<float> v, float lr, float momentum) {
+  if (momentum == 0) {
+    for (std::size_t j = 0; j < p.size(); ++j) p[j] -= lr * g[j];
+    return;
+  }
+  for (std::size_t j = 0; j < p.size(); ++j) {
+    v[j] = momentum * v[j] + g[j];
+    p[j] -= lr * v[j];
+  }
+}
+
 // Gradients of the mean loss over the batch, one buffer per layer.
 void gradient(net& n, const trainer::matrix& xb, const std::vector<int>& yb, net& g) {
   Eigen::MatrixXf h, p;
@@ -118,7 +138,7 @@ enum class exchange { layers, fused, overlapped };
 template <class Consistency>
 trainer::row train(trainer::launcher& launch, const dml::topology::any& topology,
                    const Consistency& consistency, const settings& s, std::size_t average_every, exchange how,
-                   const dataset& train, const dataset& test, trainer::progress& out) {
+                   float momentum, const dataset& train, const dataset& test, trainer::progress& out) {
   const std::size_t n = static_cast<std::size_t>(train.x.rows());
   const std::vector<std::size_t> order = dml::data::permutation(n, s.seed);
   trainer::row last;
@@ -127,6 +147,8 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
     const std::size_t ranks = comm.size();
     trainer::epoch_samples mine;                                // [2] its shard among the live members
     net model = initial(train.x.cols(), s.seed), grad = model;  // same start on every rank
+    std::array<std::vector<float>, 2> velocity;                 // --momentum: this member's
+    for (std::size_t l = 0; l < 2; ++l) velocity[l].assign(momentum == 0 ? 0 : model[l].size(), 0.0f);
     // [3] Per layer: a vector for its gradient and one for its parameters,
     // or (fused) one group of both layers for gradients, one for parameters.
     auto make = [&](const layer& l) {
@@ -225,11 +247,7 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
         const trainer::matrix xb = train.x(batch, Eigen::all);
         gradient(model, xb, yb, grad);
         // [4] Exchange gradients and step.
-        auto step_with = [&](std::size_t l) {
-          auto& p = model[l].p;
-          const auto g = grad_in(l);
-          for (std::size_t j = 0; j < p.size(); ++j) p[j] -= lr * g[j];
-        };
+        auto step_with = [&](std::size_t l) { sgd(model[l].p, grad_in(l), velocity[l], lr, momentum); };
         if (how == exchange::overlapped) {
           // The previous step's exchange ran while this gradient was
           // computed: apply it now, then send this one in the background.
@@ -278,11 +296,7 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
       }
       if (in_flight) {  // the epoch's last gradient before the report
         grad_group[0].gather();
-        for (std::size_t l = 0; l < 2; ++l) {
-          auto& p = model[l].p;
-          const auto g = grad_in(l);
-          for (std::size_t j = 0; j < p.size(); ++j) p[j] -= lr * g[j];
-        }
+        for (std::size_t l = 0; l < 2; ++l) sgd(model[l].p, grad_in(l), velocity[l], lr, momentum);
         in_flight = false;
       }
       report(epoch, start);
@@ -291,6 +305,80 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
       trainer::print_view_changes(comm, changes_printed);
       return evaluate_row(s.epochs);
     });
+  });
+  return last;
+}
+
+// --tune (docs/tuning.md): the same network and gradient, driven by the
+// online tuner of examples/common/tune_driver.hpp (learning rate, momentum,
+// cb-size and staleness), then one evaluation of the averaged model. The
+// tuner averages whole models after every step (one vector of both layers)
+// instead of exchanging gradients: under bsp over all that is the same
+// step -- the members start equal, so the mean of their models after a
+// step is the step along the mean gradient, with momentum too (the mean of
+// their velocities follows the mean gradient) -- and under ssp it is the
+// model averaging the tuner's staleness trials are about. --average-every
+// and --exchange do not apply. A unit of trial length is four steps of
+// --cb-size: the progress slice (half a unit per member, 128 samples at 4
+// ranks of 16) is then large enough that the loss on it does not jump
+// between points (with one step per unit, a 32-sample slice made the stall
+// check fire and re-tune towards ever smaller rates).
+trainer::row train_tuned(trainer::launcher& launch, const settings& s, float momentum, const dataset& train,
+                         const dataset& test, trainer::progress& out) {
+  const std::size_t n = static_cast<std::size_t>(train.x.rows());
+  trainer::row last;
+  launch.run([&](auto& comm) {
+    net model = initial(train.x.cols(), s.seed), grad = model;
+    const std::size_t sizes[] = {model[0].size(), model[1].size()}, total = sizes[0] + sizes[1];
+    // The tuner's state: both layers in one buffer (averaged) and the
+    // velocity (this member's).
+    std::vector<float> flat(total), velocity(total, 0.0f), avg;
+    std::copy(model[0].p.begin(), model[0].p.end(), flat.begin());
+    std::copy(model[1].p.begin(), model[1].p.end(), flat.begin() + static_cast<std::ptrdiff_t>(sizes[0]));
+    auto part = [&](std::vector<float>& all, std::size_t l) {
+      return std::span<float>(all).subspan(l == 0 ? 0 : sizes[0], sizes[l]);
+    };
+    auto load = [&](std::vector<float>& from) {  // the buffer into the network
+      for (std::size_t l = 0; l < 2; ++l) std::copy_n(part(from, l).begin(), sizes[l], model[l].p.begin());
+    };
+    std::vector<std::size_t> batch;
+    std::vector<int> labels;
+    auto select = [&](std::span<const std::size_t> samples) {
+      batch.assign(samples.begin(), samples.end());
+      labels.clear();
+      for (std::size_t i : samples) labels.push_back(train.y[i]);
+      return trainer::matrix(train.x(batch, Eigen::all));
+    };
+    // One minibatch step on `samples` (cb-size of them).
+    auto step = [&](trainer::tuned_step st, std::span<const std::size_t> samples) {
+      load(flat);
+      gradient(model, select(samples), labels, grad);
+      for (std::size_t l = 0; l < 2; ++l)
+        sgd(part(flat, l), grad[l].p, part(velocity, l), st.lr, st.momentum);
+    };
+    // The local network's mean cross-entropy on `samples` (the tuner's
+    // progress slice).
+    auto slice_loss = [&](std::span<const std::size_t> samples) {
+      load(flat);
+      Eigen::MatrixXf h, p;
+      return forward(model, select(samples), labels, h, p);
+    };
+    const auto report =
+        trainer::run_tuned(comm, trainer::chosen_topology(s), s, n,
+                           {flat, velocity, static_cast<double>(momentum), 4 * s.cb_size}, step, slice_loss);
+    trainer::model_mean mean(comm, total, 0);
+    const bool me = dml::io::leader(comm);
+    mean.average(flat, {}, me ? &avg : nullptr, nullptr);
+    if (me) {
+      load(avg);
+      // As in train(): the training loss over the first 10000 samples.
+      const double loss = evaluate(model, train, 10000).first,
+                   accuracy = evaluate(model, test, test.x.rows()).second;
+      last = trainer::row{s.epochs, report.total_seconds, loss, accuracy, 0, 1};
+      out.add(last);
+      if (!launch.in_process()) trainer::print_final(last, "accuracy");
+    }
+    mean.barrier();
   });
   return last;
 }
@@ -318,7 +406,8 @@ data parallel over ranks: gradients are averaged after every
 --cb-size examples per rank (the minibatch), whole models every
 --average-every steps. Beyond 2 ranks --cb-size defaults to
 max(4, 64 / ranks), and --lr to 0.1 x sqrt(ranks x cb-size / 32): a step of
-R ranks sees a batch R times larger.)";
+R ranks sees a batch R times larger. --tune tunes --lr, --momentum,
+--cb-size and the staleness while training (docs/tuning.md).)";
 
 }  // namespace
 
@@ -328,6 +417,8 @@ int main(int argc, char** argv) {
   s.cb_size = 32;
   s.lr = 0.1f;
   std::size_t average_every = 8;
+  float momentum = 0;  // --momentum: 0 is plain SGD
+  bool tune = false;   // --tune: online tuning (docs/tuning.md)
   exchange how = exchange::fused;
   std::string how_name = "fused";
   const auto app = trainer::command_line("dml-mlp", description, s);
@@ -341,8 +432,21 @@ int main(int argc, char** argv) {
          "computed;\nit is applied one step late)")
       ->option_text("HOW")
       ->check(cli::one_of({"layers", "fused", "overlapped"}));
+  app->add_option("--momentum", momentum,
+                  "heavy-ball momentum in [0, 1), default 0 (plain\nSGD); each rank keeps its own velocity")
+      ->option_text("M")
+      ->check(cli::number_where<float>([](float m) { return m >= 0 && m < 1; }, "needs a number in [0, 1)"));
+  app->add_flag("--tune", tune,
+                "tune lr, momentum, cb-size and staleness online,\nstarting from the given ones; models are "
+                "averaged\nafter every step (docs/tuning.md)");
   if (const auto exit = trainer::parse(*app, argc, argv, s, [&] {
         if (!s.data.empty()) throw trainer::usage_error("dml-mlp trains on Fashion-MNIST only (no --data)");
+        if (tune && (app->count("--average-every") > 0 || app->count("--exchange") > 0))
+          throw trainer::usage_error(
+              "--tune averages models after every step: not with --average-every or --exchange");
+        if (tune && !s.kill_after.empty()) throw trainer::usage_error("--tune goes without --kill-after");
+        if (tune && s.consistency == "adaptive")
+          throw trainer::usage_error("--tune chooses the staleness itself: not with --consistency adaptive");
         how = how_name == "layers"  ? exchange::layers
               : how_name == "fused" ? exchange::fused
                                     : exchange::overlapped;
@@ -355,6 +459,9 @@ int main(int argc, char** argv) {
     const auto& train_set = loaded.first;
     const auto& test_set = loaded.second;
     const std::string lr_note = default_batch_and_step(s);
+    char momentum_note[48] = "";
+    if (momentum > 0)
+      std::snprintf(momentum_note, sizeof momentum_note, "momentum %g, ", static_cast<double>(momentum));
     if (static_cast<std::size_t>(train_set.x.rows()) / s.ranks < s.cb_size)
       throw trainer::usage_error(std::to_string(train_set.x.rows()) + " training samples are too few for " +
                                  std::to_string(s.ranks) + " ranks with --cb-size " +
@@ -362,14 +469,16 @@ int main(int argc, char** argv) {
     if (launch.leader())
       std::printf(
           "dml-mlp: %zu ranks, topology %s, consistency %s, cb-size %zu, average every %zu steps, lr %g%s, "
-          "%zu training / %zu test samples\n",
-          s.ranks, s.topology.c_str(), s.consistency.c_str(), s.cb_size, average_every,
-          static_cast<double>(s.lr), lr_note.c_str(), static_cast<std::size_t>(train_set.x.rows()),
-          static_cast<std::size_t>(test_set.x.rows()));
+          "%s%zu training / %zu test samples\n",
+          s.ranks, s.topology.c_str(), s.consistency.c_str(), s.cb_size, tune ? 1 : average_every,
+          static_cast<double>(s.lr), lr_note.c_str(), momentum_note,
+          static_cast<std::size_t>(train_set.x.rows()), static_cast<std::size_t>(test_set.x.rows()));
     trainer::progress out(launch.leader() ? s.csv : std::string(), "accuracy");
-    const trainer::row r = trainer::with_policies(s, [&](auto topology, auto consistency) {
-      return train(launch, topology, consistency, s, average_every, how, train_set, test_set, out);
-    });
+    const trainer::row r = tune ? train_tuned(launch, s, momentum, train_set, test_set, out)
+                                : trainer::with_policies(s, [&](auto topology, auto consistency) {
+                                    return train(launch, topology, consistency, s, average_every, how,
+                                                 momentum, train_set, test_set, out);
+                                  });
     trainer::finish(launch, s, r, "accuracy");
   } catch (const trainer::usage_error& e) {
     std::fprintf(stderr, "dml-mlp: %s (see --help)\n", e.what());

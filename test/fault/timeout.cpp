@@ -222,7 +222,7 @@ TEST_CASE("adaptive timeout: a hung member is found at about the floor when roun
       }
       before_hang[c.rank()] = c.wait_limit();
       start = clock_type::now();
-      if (c.rank() == hung) c.delay(1500ms);  // alive, but stuck far longer than its rounds
+      if (c.rank() == hung) c.delay(2500ms);  // alive, but stuck far longer than its rounds
       v.scatter();
       v.gather();
     } catch (const dml::timeout& e) {
@@ -236,12 +236,16 @@ TEST_CASE("adaptive timeout: a hung member is found at about the floor when roun
   });
   for (member_id m = 0; m < 3; ++m) {
     INFO("member " << m << ": " << results[m].error);
-    REQUIRE(before_hang[m] == clock_type::duration(s.floor));  // fast rounds: the floor
+    // Fast rounds (a few ms, more on a loaded machine) bring it near the floor.
+    REQUIRE(before_hang[m] >= clock_type::duration(s.floor));
+    REQUIRE(before_hang[m] <= clock_type::duration(1s));
     if (m == hung) continue;
     REQUIRE(results[m].timed_out);
     REQUIRE(results[m].error.find("from member 2") != std::string::npos);
-    // Found within a fraction of the hang, far below the ceiling of 20 s.
-    REQUIRE(results[m].seconds_to_error < 1.0);
+    // Found at about the adapted timeout, before the hang ends and far
+    // below the ceiling of 20 s.
+    REQUIRE(results[m].seconds_to_error < seconds(before_hang[m]) + 0.5);
+    REQUIRE(results[m].seconds_to_error < 2.0);
   }
 }
 

@@ -252,8 +252,9 @@ template <class Comm>
 /// again on every later call); likewise under `tolerate` when fewer than
 /// `min_survivors` are left. A member that fails meanwhile makes the
 /// survivors agree again; the whole is bounded by the transport's wait
-/// limit. Vectors call it themselves when one of their operations meets a
-/// failed member.
+/// limit (with the adaptive timeout of dml/fault/timeout.hpp: by its
+/// ceiling, if that is longer). Vectors call it themselves when one of
+/// their operations meets a failed member.
 template <comm::shrinkable_transport Comm>
 void recover(Comm& comm) {
   using clock = std::chrono::steady_clock;

@@ -22,6 +22,19 @@ using dml::member_id;
 using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
 
+// Which contexts the adaptive timeout can drive: those with attributes and
+// a settable wait limit.
+static_assert(dml::fault::adaptable_transport<inproc::context>);
+static_assert(dml::fault::adaptable_transport<dml::comm::any>);
+namespace {
+struct fixed_limit_only {
+  dml::comm::attributes& attributes();
+  std::chrono::steady_clock::duration wait_limit() const;
+};
+}  // namespace
+static_assert(!dml::fault::adaptable_transport<fixed_limit_only>);
+static_assert(!dml::fault::adaptable_transport<int>);
+
 namespace {
 
 double seconds(clock_type::duration d) { return std::chrono::duration<double>(d).count(); }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #if defined(DML_TEST_MPI_RMA)
+static_assert(dml::fault::adaptable_transport<dml::comm::mpi_rma>);
 using mpi_test::world;
 using namespace std::chrono_literals;
 

@@ -9,3 +9,4 @@
 #include <dml/fault/checkpoint.hpp>
 #include <dml/fault/signals.hpp>
 #include <dml/fault/snapshot.hpp>
+#include <dml/fault/timeout.hpp>

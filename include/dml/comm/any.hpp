@@ -126,6 +126,16 @@ class any {
   [[nodiscard]] const membership_view& view() const { return p_->view(); }
   [[nodiscard]] bool alive(member_id m) const { return p_->alive(m); }
   [[nodiscard]] std::chrono::steady_clock::duration wait_limit() const { return p_->wait_limit(); }
+  /// Changes the wrapped context's wait limit.
+  void set_wait_limit(std::chrono::steady_clock::duration limit) { p_->set_wait_limit(limit); }
+  /// The wrapped context's heartbeat timeout; zero where it has no
+  /// heartbeats (in-process contexts).
+  [[nodiscard]] std::chrono::steady_clock::duration heartbeat_timeout() const {
+    return p_->heartbeat_timeout();
+  }
+  /// Changes the wrapped context's heartbeat timeout; nothing where it has
+  /// no heartbeats.
+  void set_heartbeat_timeout(std::chrono::steady_clock::duration t) { p_->set_heartbeat_timeout(t); }
   void barrier() { p_->barrier(); }
   std::vector<std::vector<std::byte>> exchange(std::span<const std::byte> record) {
     return p_->exchange(record);
@@ -180,6 +190,9 @@ class any {
     [[nodiscard]] virtual const membership_view& view() const = 0;
     [[nodiscard]] virtual bool alive(member_id m) const = 0;
     [[nodiscard]] virtual std::chrono::steady_clock::duration wait_limit() const = 0;
+    virtual void set_wait_limit(std::chrono::steady_clock::duration limit) = 0;
+    [[nodiscard]] virtual std::chrono::steady_clock::duration heartbeat_timeout() const = 0;
+    virtual void set_heartbeat_timeout(std::chrono::steady_clock::duration t) = 0;
     virtual void barrier() = 0;
     virtual std::vector<std::vector<std::byte>> exchange(std::span<const std::byte> record) = 0;
     virtual std::unique_ptr<segment_base> create_segment(std::size_t data_words,
@@ -203,6 +216,18 @@ class any {
     const membership_view& view() const override { return c->view(); }
     bool alive(member_id m) const override { return c->alive(m); }
     std::chrono::steady_clock::duration wait_limit() const override { return c->wait_limit(); }
+    void set_wait_limit(std::chrono::steady_clock::duration limit) override {
+      if constexpr (requires { c->set_wait_limit(limit); }) c->set_wait_limit(limit);
+    }
+    std::chrono::steady_clock::duration heartbeat_timeout() const override {
+      if constexpr (requires { c->heartbeat_timeout(); })
+        return c->heartbeat_timeout();
+      else
+        return {};
+    }
+    void set_heartbeat_timeout(std::chrono::steady_clock::duration t) override {
+      if constexpr (requires { c->set_heartbeat_timeout(t); }) c->set_heartbeat_timeout(t);
+    }
     void barrier() override { c->barrier(); }
     std::vector<std::vector<std::byte>> exchange(std::span<const std::byte> record) override {
       return c->exchange(record);

@@ -346,7 +346,12 @@ class context {
   [[nodiscard]] const comm::attributes& attributes() const noexcept { return attributes_; }
 
   [[nodiscard]] bool alive(member_id m) const { return m < world_->size && world_->alive(m); }
-  [[nodiscard]] std::chrono::steady_clock::duration wait_limit() const { return world_->opts.wait_limit; }
+  /// Longest any wait of this member may take (options::wait_limit until
+  /// set_wait_limit() changes it for this member).
+  [[nodiscard]] std::chrono::steady_clock::duration wait_limit() const { return wait_limit_; }
+  /// Changes this member's wait limit (the adaptive timeout of
+  /// dml/fault/timeout.hpp does); other members keep theirs.
+  void set_wait_limit(std::chrono::steady_clock::duration limit) noexcept { wait_limit_ = limit; }
   [[nodiscard]] const options& settings() const noexcept { return world_->opts; }
 
   /// Waits until every live member has entered the barrier.
@@ -477,7 +482,7 @@ class context {
       w.cv.notify_all();
       return completed_locked(lock, gen, what);
     }
-    const auto deadline = std::chrono::steady_clock::now() + w.opts.wait_limit;
+    const auto deadline = std::chrono::steady_clock::now() + wait_limit_;
     while (w.generation == gen) {
       if (w.current.epoch != view_.epoch) {
         w.arrived[rank_] = false;
@@ -509,8 +514,10 @@ class context {
       }
       if (std::chrono::steady_clock::now() > deadline) {
         w.arrived[rank_] = false;
-        throw timeout("dml: member " + std::to_string(rank_) + " waited in " + what + " longer than " +
-                      std::to_string(w.opts.wait_limit.count()) + " ms");
+        throw timeout(
+            "dml: member " + std::to_string(rank_) + " waited in " + what + " longer than " +
+            std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(wait_limit_).count()) +
+            " ms");
       }
       w.cv.wait_for(lock, std::chrono::milliseconds(5));
     }
@@ -537,6 +544,7 @@ class context {
   member_id rank_;
   std::mt19937_64 rng_;
   std::chrono::microseconds slow_{0};
+  std::chrono::steady_clock::duration wait_limit_{world_->opts.wait_limit};
   std::chrono::steady_clock::time_point kill_at_ = std::chrono::steady_clock::time_point::max();
 
   // kill() was called for this member, or its planned kill time has come.

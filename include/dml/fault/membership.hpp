@@ -20,6 +20,7 @@
 #include <dml/detail/env.hpp>
 #include <dml/detail/members.hpp>
 #include <dml/error.hpp>
+#include <dml/fault/timeout.hpp>
 #include <dml/fwd.hpp>
 
 #include <algorithm>
@@ -63,6 +64,11 @@ struct view_change {
   std::vector<member_id> live;     ///< the new view's live set
   double detection_seconds = 0;    ///< from the first removed member's failure to the agreed view
   double recovery_seconds = 0;     ///< from that failure to this member's rebuilt vectors
+  /// This member's wait limit when it joined the agreement (with the
+  /// adaptive timeout of dml/fault/timeout.hpp: the one it had adapted to).
+  double wait_limit_seconds = 0;
+  /// Its heartbeat timeout then (0 on transports without heartbeats).
+  double heartbeat_timeout_seconds = 0;
 };
 
 /// Human-readable list "3, 5".
@@ -105,6 +111,28 @@ inline policy policy_from_env(const char* who) {
   if (v == "tolerate" || v.empty()) return policy::tolerate;
   throw config_error(std::string(who) + ": DML_FAILURE_POLICY is '" + v + "'; use 'tolerate' or 'abort'");
 }
+
+/// Sets `comm`'s wait limit to `limit` while it lives (when that is
+/// longer and the context lets it be changed), then puts the previous one
+/// back.
+template <class Comm>
+class wait_limit_scope {
+ public:
+  wait_limit_scope(Comm& comm, std::chrono::steady_clock::duration limit)
+      : comm_(comm), before_(comm.wait_limit()) {
+    if constexpr (adaptable_transport<Comm>)
+      if (limit > before_) comm_.set_wait_limit(limit);
+  }
+  wait_limit_scope(const wait_limit_scope&) = delete;
+  wait_limit_scope& operator=(const wait_limit_scope&) = delete;
+  ~wait_limit_scope() {
+    if constexpr (adaptable_transport<Comm>) comm_.set_wait_limit(before_);
+  }
+
+ private:
+  Comm& comm_;
+  std::chrono::steady_clock::duration before_;
+};
 
 /// The state of `comm`, made on first use with the environment's defaults.
 template <comm::shrinkable_transport Comm>
@@ -224,13 +252,25 @@ template <class Comm>
 /// again on every later call); likewise under `tolerate` when fewer than
 /// `min_survivors` are left. A member that fails meanwhile makes the
 /// survivors agree again; the whole is bounded by the transport's wait
-/// limit. Vectors call it themselves when one of their operations meets a
-/// failed member.
+/// limit (with the adaptive timeout of dml/fault/timeout.hpp: by its
+/// ceiling, if that is longer). Vectors call it themselves when one of
+/// their operations meets a failed member.
 template <comm::shrinkable_transport Comm>
 void recover(Comm& comm) {
   using clock = std::chrono::steady_clock;
   const auto s = detail::state_of(comm);
   if (s->stopped) throw *s->stopped;
+  // With the adaptive timeout the wait limit may be short (its floor); a
+  // recovery waits for members still computing and allocates anew, so it
+  // runs under the ceiling and the adapted limit comes back afterwards.
+  timeout_report adapted;
+  adapted.wait_limit = comm.wait_limit();
+  auto limit = adapted.wait_limit;
+  if constexpr (adaptable_transport<Comm>) {
+    adapted = timeouts(comm);
+    limit = recovery_limit(comm);
+  }
+  detail::wait_limit_scope<Comm> raised(comm, limit);
   const auto deadline = clock::now() + comm.wait_limit();
   for (;;) {
     const comm::membership_view before = comm.view();
@@ -241,6 +281,8 @@ void recover(Comm& comm) {
       change.removed = dml::detail::removed_members(before.live, a.view.live);
       change.live = a.view.live;
       change.detection_seconds = a.detection_seconds;
+      change.wait_limit_seconds = std::chrono::duration<double>(adapted.wait_limit).count();
+      change.heartbeat_timeout_seconds = std::chrono::duration<double>(adapted.heartbeat_timeout).count();
       if (s->rebuild_due && !s->changes.empty()) {
         // The previous view was superseded before this member's vectors
         // were rebuilt in it (another member failed meanwhile): it was

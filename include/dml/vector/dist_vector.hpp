@@ -150,6 +150,7 @@ class dist_vector {
   dist_vector(dist_vector&& o) noexcept
       : deferred_(o.settle_quietly()),
         last_gather_(o.last_gather_),
+        rebuilds_seen_(o.rebuilds_seen_),
         advised_(o.advised_),
         quiet_(o.quiet_),
         core_(std::move(o.core_)),
@@ -164,6 +165,7 @@ class dist_vector {
       (void)settle_quietly();
       deferred_ = o.settle_quietly();
       last_gather_ = o.last_gather_;
+      rebuilds_seen_ = o.rebuilds_seen_;
       advised_ = o.advised_;
       quiet_ = o.quiet_;
       core_ = std::move(o.core_);
@@ -331,7 +333,9 @@ class dist_vector {
       }
       ++core_.stats().gathers;
     }
-    last_gather_ = std::chrono::steady_clock::now();
+    const auto now = std::chrono::steady_clock::now();
+    observe_round(now);
+    last_gather_ = now;
     maybe_advise();
   }
 
@@ -474,6 +478,18 @@ class dist_vector {
     std::chrono::steady_clock::time_point start_;
   };
 
+  // Feeds the adaptive timeout (dml/fault/timeout.hpp) one round: from the
+  // end of the previous gather to the end of this one. A round that held a
+  // recovery says nothing about how long rounds take and is left out.
+  void observe_round(std::chrono::steady_clock::time_point now) {
+    if constexpr (fault::adaptable_transport<Transport>) {
+      const std::uint64_t rebuilds = core_.stats().rebuilds;
+      if (last_gather_ != std::chrono::steady_clock::time_point{} && rebuilds == rebuilds_seen_)
+        fault::observe_round(core_.comm(), std::chrono::duration<double>(now - last_gather_).count());
+      rebuilds_seen_ = rebuilds;
+    }
+  }
+
   // Once per vector, after enough rounds to judge: one line on the lowest
   // live member when communication takes more than half of the time.
   void maybe_advise() {
@@ -614,6 +630,7 @@ class dist_vector {
 
   std::exception_ptr deferred_;  // from a background scatter, rethrown by the next operation
   std::chrono::steady_clock::time_point last_gather_{};  // end of the last gather (stats().compute_seconds)
+  std::uint64_t rebuilds_seen_ = 0;                      // stats().rebuilds at the last gather's end
   bool advised_ = false;                                 // the advice line was considered
   bool quiet_ = false;                                   // set_advice(false)
   core_type core_;

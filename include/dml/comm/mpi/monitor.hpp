@@ -118,11 +118,11 @@ class monitor {
     last_check_.assign(size, clock::time_point{});
     if (shared) install_probe(rank);
     running_.store(true);
-    const auto period = std::max<clock::duration>(timeout_ / 10, std::chrono::milliseconds(1));
-    beater_ = std::thread([this, period] {
+    period_ns_.store(period_of(timeout_));
+    beater_ = std::thread([this] {
       while (running_.load(std::memory_order_acquire)) {
         std::atomic_ref<std::uint64_t>(base_[0]).fetch_add(1, std::memory_order_release);
-        std::this_thread::sleep_for(period);
+        std::this_thread::sleep_for(std::chrono::nanoseconds(period_ns_.load(std::memory_order_relaxed)));
       }
     });
   }
@@ -142,8 +142,14 @@ class monitor {
 
   [[nodiscard]] bool started() const noexcept { return base_ != nullptr; }
   [[nodiscard]] clock::duration heartbeat_timeout() const noexcept { return timeout_; }
+  /// Changes the timeout this member judges the others' heartbeats by. Its
+  /// own heartbeat then beats at least every tenth of it (from its next
+  /// beat on), and never less often than before: the others judge this
+  /// member by their own timeouts, which may be shorter than this one's
+  /// now (the adaptive timeout sets each member's own).
   void set_heartbeat_timeout(clock::duration t) {
     timeout_ = t;
+    period_ns_.store(std::min(period_ns_.load(), period_of(t)));
     std::lock_guard lock(probe_mutex_);
     probe_timeout_ = t;
   }
@@ -209,6 +215,13 @@ class monitor {
   [[nodiscard]] MPI_Win window() const noexcept { return win_; }
 
  private:
+  // The heartbeat period for a timeout: a tenth of it, at least 1 ms.
+  static std::int64_t period_of(clock::duration timeout) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::max<clock::duration>(timeout / 10, std::chrono::milliseconds(1)))
+        .count();
+  }
+
   template <class Progress>
   comm::membership_view agree_once(const comm::membership_view& current, clock::duration limit,
                                    Progress& progress) {
@@ -498,6 +511,7 @@ class monitor {
   std::uint64_t* base_ = nullptr;
   std::thread beater_;
   std::atomic<bool> running_{false};
+  std::atomic<std::int64_t> period_ns_{100'000'000};  // between two heartbeats
   std::vector<char> dead_;
   std::vector<std::uint64_t> last_beat_;
   std::vector<clock::time_point> last_change_;

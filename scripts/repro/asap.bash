@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSL-1.0
 # Sourced by the scripts/repro/asap-*.sh reproductions (its name does not
 # end in .sh, so it is never run as a reproduction itself): installs what is
-# missing, configures build-repro/ once (Release, the project's default
-# options), builds only the targets asked for, and plots CSV columns.
+# missing, configures build-repro/ (Release, the project's default options),
+# builds only the targets asked for, and plots CSV columns.
 #   source "$(dirname "${BASH_SOURCE[0]}")/asap.bash"
 #   asap_build dml-topology dml-svm-sgd
 #   asap_plot OUT.png TITLE XLABEL YLABEL [logx|logy|logxy|-] CSV:X:Y:LABEL[:STYLE]...
@@ -17,10 +17,10 @@ mkdir -p "$ASAP_DOCS"
 # then builds the targets (and nothing else).
 asap_build() {
   bash "$ASAP_ROOT/scripts/setup-debian.sh" >/dev/null
-  if [[ ! -f $ASAP_BUILD/CMakeCache.txt ]]; then
-    echo "repro: configuring ${ASAP_BUILD#"$ASAP_ROOT"/} (Release)"
-    cmake -S "$ASAP_ROOT" -B "$ASAP_BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
-  fi
+  # Configured on every call (a few seconds): a target added since the
+  # last configuration is then known to the build.
+  [[ -f $ASAP_BUILD/CMakeCache.txt ]] || echo "repro: configuring ${ASAP_BUILD#"$ASAP_ROOT"/} (Release)"
+  cmake -S "$ASAP_ROOT" -B "$ASAP_BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
   echo "repro: building $*"
   cmake --build "$ASAP_BUILD" -j "$ASAP_JOBS" --target "$@" | grep -v '^\[' || true
   local t

@@ -129,8 +129,8 @@ instead of 24, and the 25 threads share 2 cores, so all-reduce's copies
 take the time the others spend training. At 4 ranks the root expander
 sends exactly 2/3 of all-reduce's bytes (out-degree 2 against 3): the
 paper's 56 MB against 84 MB is the same ratio, so that part of Fig. 5 is
-arithmetic, and the time gained is modest, as the paper's "marginally
-faster".
+arithmetic. The time difference at 4 ranks is small ("marginally faster" in
+the paper) and changes sign between runs on this shared machine.
 
 What does not reproduce:
 

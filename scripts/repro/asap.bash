@@ -49,7 +49,7 @@ asap_gnuplot() {
 # SCALE is logx, logy, logxy or - (linear). Each SERIES is
 # CSV:XCOLUMN:YCOLUMN:LABEL[:STYLE], columns by number in a CSV with a header
 # line, STYLE a gnuplot style (default linespoints). ASAP_KEY places the
-# legend (default: top right).
+# legend (default: top right), ASAP_YRANGE sets the y range ([lo:hi]).
 asap_plot() {
   local out="$1" title="$2" xlabel="$3" ylabel="$4" scale="$5"
   shift 5
@@ -76,6 +76,7 @@ set xlabel '$xlabel'
 set ylabel '$ylabel'
 set grid
 set key ${ASAP_KEY:-top right}
+${ASAP_YRANGE:+set yrange $ASAP_YRANGE}
 $logs
 plot ${plots%, }
 GP

@@ -5,14 +5,17 @@
 # members, computed by dml-topology (ASAP appendix A: gap = 1 - sigma_2(P),
 # P = A / in-degree with self-loops), beside the printed ones; an independent
 # plain-Python computation of the same formula and of two other readings of
-# it; and the gaps of each graph for n = 4..64.
+# it; the gaps of each graph for n = 4..64; and what a gap means on dml's
+# own vectors: how fast repeated averaging brings 25 members to agree
+# (bench_consensus).
 # Writes docs/reproductions/asap-fig2.md and asap-fig2.png.
 #   scripts/repro/asap-fig2.sh
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/asap.bash"
 
-asap_build dml-topology
+asap_build dml-topology bench_consensus
 topo=$(asap_bin dml-topology)
+consensus_bin=$(asap_bin bench_consensus)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -140,6 +143,18 @@ ASAP_KEY="bottom left" asap_plot "$ASAP_DOCS/asap-fig2.png" "spectral gap (ASAP 
   "$work/p_chain.csv:1:2:ASAP chain:points pt 9 ps 1.5 lc 3" \
   "$work/p_star.csv:1:2:ASAP parameter server:points pt 11 ps 1.5 lc 4"
 
+echo "repro: bench_consensus --ranks 25 --rounds 60"
+"$consensus_bin" --ranks 25 --rounds 60 --csv "$work/consensus.csv" | tee "$work/consensus.txt"
+consensus=$(grep '^|' "$work/consensus.txt")
+# all agrees after one round: values at rounding level have no place on a log scale
+awk -F, -v OFS=, 'NR > 1 { for (i = 2; i <= NF; ++i) if ($i + 0 < 1e-12) $i = "" } { print }' \
+  "$work/consensus.csv" >"$work/consensus-log.csv"
+ASAP_KEY="bottom left" asap_plot "$ASAP_DOCS/asap-fig2-consensus.png" \
+  "25 members averaging over a topology (dml vectors, notify_ack)" "round" \
+  "disagreement (RMS distance from the mean, relative)" logy \
+  "$work/consensus-log.csv:1:2:all" "$work/consensus-log.csv:1:3:root_expander" \
+  "$work/consensus-log.csv:1:4:halton" "$work/consensus-log.csv:1:5:ring (one-way)"
+
 cat >"$ASAP_DOCS/asap-fig2.md" <<EOF
 ## ASAP Fig. 2: spectral gaps of four communication graphs
 
@@ -151,8 +166,9 @@ members, and prints each graph's spectral gap at 6 and 25 members (Fig. 2);
 self-loops divided by the in-degree (self-loop included), σ₂ the
 second-largest singular value.
 
-**Command.** \`scripts/repro/asap-fig2.sh\` (seconds; \`dml-topology --kind
-KIND --n N --json\` for each number).
+**Command.** \`scripts/repro/asap-fig2.sh\` (a minute or two, most of it
+starting \`dml-topology --kind KIND --n N --json\` for each of the 250
+numbers).
 
 **Ours.** dml-topology computes appendix A's formula as written:
 
@@ -164,6 +180,18 @@ readings of the appendix that might explain the printed numbers:
 $variants
 
 ![spectral gap against n](asap-fig2.png)
+
+What a gap means, measured on dml's own vectors: \`bench_consensus --ranks
+25 --rounds 60\` starts 25 in-process members from random vectors and lets
+them do nothing but scatter() and gather() with \`gather::average\` under
+notify_ack, which combines exactly each round's updates, so every round
+multiplies the members' values by appendix A's P. The members' disagreement
+(root mean square distance from their mean) shrinks per round by the
+measured factor, against 1 − gap = σ₂(P):
+
+$consensus
+
+![disagreement against rounds](asap-fig2-consensus.png)
 
 **Reading.** The all-reduce agrees (1 at every n). Everything else does
 not, and no reading we tried reproduces the printed numbers:
@@ -183,6 +211,11 @@ not, and no reading we tried reproduces the printed numbers:
   describes its chain as "each machine ... communicates its updates ... to
   one other machine" with a gap "around 0.008": that is the one-way *ring*
   (1 − cos(π/25) = 0.0079), which is what asap-fig5-7 uses as the chain.
+- The formula itself is sound: on dml's vectors the disagreement shrinks
+  by about σ₂(P) per round for the circulant graphs (the measured factor
+  approaches 1 − gap), so the root expander brings the members within 1 %
+  of each other in a few dozen rounds, while the ring, at 0.992 per round,
+  would need several hundred.
 - The order of the graphs, which is what §6.1's argument rests on (all >
   star > root expander ≫ chain), holds under appendix A's formula; the
   argument stands, its numbers do not.

@@ -150,13 +150,14 @@ The paper's BSP failure belongs to that protocol, not to BSP as such. The
 percentages are another matter: they depend on how long a write is in
 flight against the time between two exchanges, and here a write is a
 memory copy between threads on 2 shared cores, the delays are ours to
-choose, and asp's shares move by tens of points between seeds of the same
-setting. With back-to-back exchanges the torn BSP's share of reduces with 5
+choose, and asp's shares vary from run to run (compare the three seeds;
+between runs of the whole script we saw its full reduces at jitter range
+from under 20 % to over 70 %). With back-to-back exchanges the torn BSP's share of reduces with 5
 or more inputs comes out near the paper's 77 %, but asp's far below its
 39 % (most asp gathers find nothing new: a neighbour has not written since
 the last one); with random compute times both are higher than the paper's.
 We do not claim the paper's numbers, only its order: NOTIFY-ACK (and dml's
 bsp) exact, then the torn BSP, with asp below it in full reduces (with
-5 or more inputs the two come close with long steps).
+5 or more inputs the two come close except in the micro setting).
 EOF
 echo "repro: wrote docs/reproductions/asap-fig8.md"

@@ -197,14 +197,17 @@ $consensus
 not, and no reading we tried reproduces the printed numbers:
 
 - *Root expander*: the formula gives 0.3333 at 6 and 0.1419 at 25, not
-  0.38 and 0.2; neither dropping the self-loops nor σ₁ − σ₂ changes that
-  (the graph is regular, so P is doubly stochastic and σ₁ = 1). The printed
+  0.38 and 0.2; dropping the self-loops lowers both (0.1340, 0.0079), and
+  σ₁ − σ₂ changes nothing (the graph is regular, so P is doubly stochastic
+  and σ₁ = 1). The printed
   0.2 is what the root expander has at 16 members ($(printf '%.4f' "$root16")),
   one of several guesses we cannot check. The two SVDs agree to four
   digits, so this is not a numerical artefact of ours.
 - *Parameter server*: with a self-loop on every member the star's P has
   σ₂ = 1/2 at every n, so the gap is 0.5, not 0.75 and 0.68; without
-  self-loops it is larger at 25 than at 6, the opposite of the printed trend.
+  self-loops it is larger at 25 than at 6, the opposite of the printed
+  trend; σ₁ − σ₂ gives 0.76 at 6, near the printed 0.75, but 2.0 at 25
+  (the star's P is not doubly stochastic, so σ₁ exceeds 1).
 - *Chain*: Fig. 2(d)'s 0.1 at 6 is the two-way chain (0.0962), but its 0.002
   at 25 is the one-way path's (0.0021; the two-way chain has 0.0008), and the
   one-way path is not strongly connected, so a vector cannot use it. §6.1

@@ -112,8 +112,9 @@ exactly the current round of every in-neighbour, so their accuracy and
 objective after each epoch are identical to the last digit and only time
 can differ. That makes this a cleaner comparison than the paper's, where
 BSP also lost updates to torn reads. $verdict We do not see the paper's 3x,
-and the spread between repeats (the min - max column) is wide, notify_ack's
-especially. Reasons that belong to this setting: a constant straggler
+and on a machine shared with other work the spread between repeats (the
+min - max column) can be as large as the differences. Reasons that belong
+to this setting: a constant straggler
 bounds every member under notify_ack too (a sender may be at most one round
 ahead of each receiver, and the root expander connects everyone within 8
 hops), so the slack can at best absorb short delays such as the random

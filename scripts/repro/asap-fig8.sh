@@ -157,8 +157,8 @@ or more inputs comes out near the paper's 77 %, but asp's far below its
 39 % (most asp gathers find nothing new: a neighbour has not written since
 the last one); with random compute times both are higher than the paper's.
 We do not claim the paper's numbers, only its order: NOTIFY-ACK (and dml's
-bsp) exact, then the torn BSP, with asp at or below it in full reduces
-(the two come close with long steps, and with 5 or more inputs except in
-the micro setting).
+bsp) exact, then the torn BSP, with asp below it in full reduces except
+with long steps, where the two tie (with 5 or more inputs they come close
+except in the micro setting).
 EOF
 echo "repro: wrote docs/reproductions/asap-fig8.md"

@@ -9,11 +9,11 @@
 # Writes docs/reproductions/asap-fig10.md and asap-fig10.png.
 #   scripts/repro/asap-fig10.sh [REPEATS]   (default 3)
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/asap.bash"
+source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 repeats=${1:-3}
 
-asap_build dml-logreg
-logreg=$(asap_bin dml-logreg)
+repro_build dml-logreg
+logreg=$(repro_bin dml-logreg)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export DML_ADVICE=0
@@ -77,12 +77,12 @@ verdict=$(cat "$work/verdict.txt")
 echo "$table"
 
 m_na=$(cat "$work/median_notify_ack.txt") m_bsp=$(cat "$work/median_bsp.txt") m_asp=$(cat "$work/median_asp.txt")
-ASAP_KEY="bottom right" ASAP_YRANGE="[0.74:0.85]" asap_plot "$ASAP_DOCS/asap-fig10.png" \
+REPRO_KEY="bottom right" REPRO_YRANGE="[0.74:0.85]" repro_plot "$REPRO_DOCS/asap-fig10.png" \
   "dml-logreg, 25 ranks, root_expander, member 12 4x slower (median runs)" "seconds" "test accuracy" - \
   "$work/12x4_notify_ack.$m_na.csv:2:4:notify_ack" "$work/12x4_bsp.$m_bsp.csv:2:4:bsp" \
   "$work/12x4_asp.$m_asp.csv:2:4:asp"
 
-cat >"$ASAP_DOCS/asap-fig10.md" <<EOF
+cat >"$REPRO_DOCS/asap-fig10.md" <<EOF
 ## ASAP Fig. 10: NOTIFY-ACK against BSP over the root expander, with a straggler
 
 **The paper.** SVM on webspam, 25 processes over the root expander:

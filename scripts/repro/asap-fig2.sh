@@ -11,11 +11,11 @@
 # Writes docs/reproductions/asap-fig2.md and asap-fig2.png.
 #   scripts/repro/asap-fig2.sh
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/asap.bash"
+source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
-asap_build dml-topology bench_consensus
-topo=$(asap_bin dml-topology)
-consensus_bin=$(asap_bin bench_consensus)
+repro_build dml-topology bench_consensus
+topo=$(repro_bin dml-topology)
+consensus_bin=$(repro_bin bench_consensus)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -134,7 +134,7 @@ printf 'n,printed\n6,0.38\n25,0.2\n' >"$work/p_root.csv"
 printf 'n,printed\n6,0.75\n25,0.68\n' >"$work/p_star.csv"
 printf 'n,printed\n6,0.1\n25,0.002\n' >"$work/p_chain.csv"
 printf 'n,printed\n25,0.008\n' >"$work/p_ring.csv"
-ASAP_KEY="bottom left" asap_plot "$ASAP_DOCS/asap-fig2.png" "spectral gap (ASAP appendix A): dml-topology (lines) and ASAP (points)" \
+REPRO_KEY="bottom left" repro_plot "$REPRO_DOCS/asap-fig2.png" "spectral gap (ASAP appendix A): dml-topology (lines) and ASAP (points)" \
   "members n" "spectral gap" logy \
   "$csv:1:2:root_expander:lines lw 2" "$csv:1:3:ring (one-way):lines lw 2" \
   "$csv:1:4:chain (two-way):lines lw 2" "$csv:1:5:star:lines lw 2" \
@@ -149,13 +149,13 @@ consensus=$(grep '^|' "$work/consensus.txt")
 # all agrees after one round: values at rounding level have no place on a log scale
 awk -F, -v OFS=, 'NR > 1 { for (i = 2; i <= NF; ++i) if ($i + 0 < 1e-12) $i = "" } { print }' \
   "$work/consensus.csv" >"$work/consensus-log.csv"
-ASAP_KEY="bottom left" asap_plot "$ASAP_DOCS/asap-fig2-consensus.png" \
+REPRO_KEY="bottom left" repro_plot "$REPRO_DOCS/asap-fig2-consensus.png" \
   "25 members averaging over a topology (dml vectors, notify_ack)" "round" \
   "disagreement (RMS distance from the mean, relative)" logy \
   "$work/consensus-log.csv:1:2:all" "$work/consensus-log.csv:1:3:root_expander" \
   "$work/consensus-log.csv:1:4:halton" "$work/consensus-log.csv:1:5:ring (one-way)"
 
-cat >"$ASAP_DOCS/asap-fig2.md" <<EOF
+cat >"$REPRO_DOCS/asap-fig2.md" <<EOF
 ## ASAP Fig. 2: spectral gaps of four communication graphs
 
 **The paper.** ASAP (Kadav and Kruus) draws an all-reduce, a parameter

@@ -10,11 +10,11 @@
 # Writes docs/reproductions/asap-fig5-7.md and asap-fig5-7-*.png.
 #   scripts/repro/asap-fig5-7.sh [REPEATS]   (default 3)
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/asap.bash"
+source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
-asap_build dml-svm-sgd dml-gen-sparse
-svm=$(asap_bin dml-svm-sgd)
-gen=$(asap_bin dml-gen-sparse)
+repro_build dml-svm-sgd dml-gen-sparse
+svm=$(repro_bin dml-svm-sgd)
+gen=$(repro_bin dml-gen-sparse)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export DML_ADVICE=0
@@ -87,19 +87,19 @@ verdict25=$(cat "$work/verdict25.txt")
 echo "$table25"
 echo "$table4"
 
-ASAP_KEY="top right" asap_plot "$ASAP_DOCS/asap-fig5-7-time.png" "SVM-SGD, 25 ranks, notify_ack: objective against time" \
+REPRO_KEY="top right" repro_plot "$REPRO_DOCS/asap-fig5-7-time.png" "SVM-SGD, 25 ranks, notify_ack: objective against time" \
   "seconds" "objective (lambda/2 |w|^2 + mean hinge)" - \
   "$work/r25_all.1.csv:2:3:all" "$work/r25_root_expander.1.csv:2:3:root_expander" "$work/r25_ring.1.csv:2:3:ring (chain, one)"
-ASAP_KEY="top right" asap_plot "$ASAP_DOCS/asap-fig5-7-bytes.png" "SVM-SGD, 25 ranks, notify_ack: objective against bytes" \
+REPRO_KEY="top right" repro_plot "$REPRO_DOCS/asap-fig5-7-bytes.png" "SVM-SGD, 25 ranks, notify_ack: objective against bytes" \
   "MB sent per member" "objective (lambda/2 |w|^2 + mean hinge)" logx \
   "$work/r25_all.1.csv:(\$5/25e6):3:all" "$work/r25_root_expander.1.csv:(\$5/25e6):3:root_expander" \
   "$work/r25_ring.1.csv:(\$5/25e6):3:ring (chain, one)"
-ASAP_KEY="top right" asap_plot "$ASAP_DOCS/asap-fig5-7-4ranks.png" "SVM-SGD, 4 ranks (Fig. 5): objective against time" \
+REPRO_KEY="top right" repro_plot "$REPRO_DOCS/asap-fig5-7-4ranks.png" "SVM-SGD, 4 ranks (Fig. 5): objective against time" \
   "seconds" "objective (lambda/2 |w|^2 + mean hinge)" - \
   "$work/r4_all.1.csv:2:3:4 ranks, all" "$work/r4_root_expander.1.csv:2:3:4 ranks, root_expander" \
   "$work/r1.1.csv:2:3:1 rank"
 
-cat >"$ASAP_DOCS/asap-fig5-7.md" <<EOF
+cat >"$REPRO_DOCS/asap-fig5-7.md" <<EOF
 ## ASAP Figs. 5 and 7: root expander against all-reduce and a chain
 
 **The paper.** SVM-SGD with model averaging. Fig. 5: RCV1 on 4 machines,

@@ -8,10 +8,10 @@
 # Writes docs/reproductions/asap-fig8.md and asap-fig8.png.
 #   scripts/repro/asap-fig8.sh
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/asap.bash"
+source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
-asap_build bench_inputs_per_reduce
-bench=$(asap_bin bench_inputs_per_reduce)
+repro_build bench_inputs_per_reduce
+bench=$(repro_bin bench_inputs_per_reduce)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export DML_ADVICE=0
@@ -75,7 +75,7 @@ PY
 table=$(cat "$work/all.md")
 paper=$(cat "$work/paper.md")
 
-asap_gnuplot
+repro_gnuplot
 plot_bars() {  # bars.csv out.png title
   gnuplot <<GP
 set datafile separator ','
@@ -94,13 +94,13 @@ set key top left
 plot '$1' using 2:xtic(1) title 'notify_ack', '' using 3 title 'bsp (dml)', \
      '' using 4 title 'weak_bsp (ASAP BSP, test-only)', '' using 5 title 'asp'
 GP
-  echo "repro: wrote ${2#"$ASAP_ROOT"/}"
+  echo "repro: wrote ${2#"$REPRO_ROOT"/}"
 }
-plot_bars "$work/bars1.csv" "$ASAP_DOCS/asap-fig8.png" "inputs per reduce, 8 members, back-to-back exchanges (micro)"
-plot_bars "$work/bars2.csv" "$ASAP_DOCS/asap-fig8-jitter.png" \
+plot_bars "$work/bars1.csv" "$REPRO_DOCS/asap-fig8.png" "inputs per reduce, 8 members, back-to-back exchanges (micro)"
+plot_bars "$work/bars2.csv" "$REPRO_DOCS/asap-fig8-jitter.png" \
   "inputs per reduce, 8 members, compute 0-400 us and delays up to 50 us (jitter, seed 1)"
 
-cat >"$ASAP_DOCS/asap-fig8.md" <<EOF
+cat >"$REPRO_DOCS/asap-fig8.md" <<EOF
 ## ASAP Fig. 8: inputs per reduce under NOTIFY-ACK, BSP and ASYNC
 
 **The paper.** 8 machines over the complete graph (each reduce has 7

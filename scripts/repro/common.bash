@@ -5,8 +5,7 @@
 # project's default options) and builds only the targets asked for.
 #   source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 #   repro_build dml-logreg dml-svm-sgd
-#   repro_plot OUT.png TITLE XLABEL YLABEL CSV:XCOL:YCOL:LABEL...
-#   (REPRO_PLOT_EXTRA: more gnuplot commands, e.g. 'set logscale x 2')
+#   repro_plot OUT.png TITLE XLABEL YLABEL [logx|logy|logxy|-] CSV:XCOL:YCOL:LABEL[:STYLE]...
 set -euo pipefail
 REPRO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 REPRO_BUILD="$REPRO_ROOT/build-repro"
@@ -14,21 +13,25 @@ REPRO_DOCS="$REPRO_ROOT/docs/reproductions"
 REPRO_JOBS="${DML_JOBS:-$(nproc)}"
 mkdir -p "$REPRO_DOCS"
 
-# repro_build TARGET...: configures build-repro/ when it has no cache yet,
-# then builds the targets.
+# repro_build TARGET...: configures build-repro/ (on every call, a few
+# seconds, so a target added since the last configuration is known), then
+# builds the targets and nothing else.
 repro_build() {
   bash "$REPRO_ROOT/scripts/setup-debian.sh" >/dev/null
-  if [[ ! -f $REPRO_BUILD/CMakeCache.txt ]]; then
-    echo "repro: configuring $REPRO_BUILD (Release)"
-    cmake -S "$REPRO_ROOT" -B "$REPRO_BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
-  fi
+  [[ -f $REPRO_BUILD/CMakeCache.txt ]] || echo "repro: configuring ${REPRO_BUILD#"$REPRO_ROOT"/} (Release)"
+  cmake -S "$REPRO_ROOT" -B "$REPRO_BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
   echo "repro: building $*"
   cmake --build "$REPRO_BUILD" -j "$REPRO_JOBS" --target "$@" | grep -v '^\[' || true
   local t
   for t in "$@"; do
-    [[ -n $(find "$REPRO_BUILD" -name "$t" -type f -perm -u+x -print -quit) ]] ||
-      { echo "repro: building $t failed" >&2; exit 1; }
+    [[ -n $(repro_bin "$t") ]] || { echo "repro: building $t failed" >&2; exit 1; }
   done
+}
+
+# repro_bin TARGET: the path of a built executable (empty if not built).
+# (Not a copy that a consumer test installed under consumer/.)
+repro_bin() {
+  find "$REPRO_BUILD" -path "$REPRO_BUILD/consumer" -prune -o -name "$1" -type f -perm -u+x -print -quit
 }
 
 # repro_gnuplot: makes sure gnuplot is there (Debian's gnuplot-nox).
@@ -42,28 +45,40 @@ repro_gnuplot() {
       DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends gnuplot-nox >/dev/null; }
 }
 
-# repro_plot OUT.png TITLE XLABEL YLABEL SERIES...: one 640x400 panel of
-# lines with points; each SERIES is CSV:XCOLUMN:YCOLUMN:LABEL (columns by
-# number, CSV files with a header line).
+# repro_plot OUT.png TITLE XLABEL YLABEL [SCALE] SERIES...: one 640x400
+# panel. SCALE (optional) is logx, logy, logxy or - (linear). Each SERIES is
+# CSV:XCOLUMN:YCOLUMN:LABEL[:STYLE], columns by number in a CSV with a header
+# line, STYLE a gnuplot style (default linespoints). REPRO_KEY places the
+# legend (default bottom right), REPRO_YRANGE sets the y range ([lo:hi]),
+# REPRO_PLOT_EXTRA adds gnuplot commands.
 repro_plot() {
-  local out="$1" title="$2" xlabel="$3" ylabel="$4"
+  local out="$1" title="$2" xlabel="$3" ylabel="$4" logs=""
   shift 4
+  case "${1:-}" in
+    logx) logs="set logscale x"; shift ;;
+    logy) logs="set logscale y"; shift ;;
+    logxy) logs="set logscale xy"; shift ;;
+    -) shift ;;
+  esac
   repro_gnuplot
-  local plots="" s file x y label
+  local plots="" s file x y label style
   for s in "$@"; do
-    IFS=: read -r file x y label <<<"$s"
+    IFS=: read -r file x y label style <<<"$s"
     [[ -r $file ]] || { echo "repro_plot: cannot read '$file'" >&2; exit 2; }
-    plots+="'$file' using $x:$y with linespoints title '$label', "
+    plots+="'$file' using $x:$y with ${style:-linespoints} title '$label', "
   done
   gnuplot <<GP
 set datafile separator ','
+set key autotitle columnhead
 set terminal pngcairo size 640,400 noenhanced font ',10'
 set output '$out'
 set title '$title'
 set xlabel '$xlabel'
 set ylabel '$ylabel'
 set grid
-set key bottom right
+set key ${REPRO_KEY:-bottom right}
+${REPRO_YRANGE:+set yrange $REPRO_YRANGE}
+$logs
 ${REPRO_PLOT_EXTRA:-}
 plot ${plots%, }
 GP

@@ -14,7 +14,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 name=malt-fig11-13
-build=build-repro
+build="build-repro"
 work="$build/$name"
 out=docs/reproductions
 epochs="${EPOCHS:-10}"
@@ -22,22 +22,10 @@ repeats="${REPEATS:-5}"
 target="${TARGET:-0.82}"
 cb=64
 
-echo "== $name: packages"
-bash scripts/setup-debian.sh
-if ! command -v gnuplot >/dev/null; then
-  sudo=""; [[ $(id -u) -ne 0 ]] && sudo="sudo"
-  echo "$name: installing gnuplot-nox"
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends gnuplot-nox >/dev/null ||
-    { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends gnuplot-nox >/dev/null; }
-fi
-
-echo "== $name: building dml-svm-sgd in $build"
-if [[ ! -f $build/CMakeCache.txt ]]; then
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DDML_BUILD_TESTS=OFF -DDML_BUILD_BENCH=OFF \
-        -DDML_EXAMPLES_WITH_MPI=OFF >/dev/null
-fi
-cmake --build "$build" -j "${DML_JOBS:-$(nproc)}" --target dml-svm-sgd
-exe="$build/examples/svm_sgd/dml-svm-sgd"
+source scripts/repro/common.bash
+repro_gnuplot
+repro_build dml-svm-sgd
+exe=$(repro_bin dml-svm-sgd)
 mkdir -p "$work" "$out"
 rm -f "$work"/*.csv
 

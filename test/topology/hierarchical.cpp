@@ -8,6 +8,7 @@
 #include <dml/topology.hpp>
 #include <dml/topology/spectral.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -125,6 +126,162 @@ TEST_CASE("hierarchical: over survivors the groups are re-formed", "[topology]")
   CHECK(ids(g.out(2)) == list{0, 3});
   CHECK(ids(g.out(5)) == list{0, 8, 9, 11});  // leader of group 1: exponential over 3 groups, 1 -> 2, 1 -> 0
   CHECK(topo::is_strongly_connected(g));
+}
+
+namespace {
+
+using labels = std::vector<std::size_t>;
+
+// Every member's group by label: the other members with its label.
+list same_label(const labels& l, std::size_t i) {
+  list out;
+  for (std::size_t j = 0; j < l.size(); ++j)
+    if (j != i && l[j] == l[i]) out.push_back(j);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("hierarchical by label: the edges by hand", "[topology]") {
+  // Groups not contiguous in id order and of sizes 3, 2, 1: label 7 holds
+  // {0, 3, 5}, label 2 holds {1, 4}, label 9 holds {2}. Numbered by their
+  // smallest member: group 0 = {0, 3, 5}, group 1 = {1, 4}, group 2 = {2};
+  // ring between groups 0 -> 1 -> 2 -> 0.
+  const labels l{7, 2, 9, 7, 2, 7};
+  const topo::hierarchical lead{l, between::leaders, topo::ring{}};
+  CHECK(lead.groups(6) == 3);
+  const auto g = topo::build(lead, 6);
+  CHECK(ids(g.out(0)) == list{1, 3, 5});  // leader of group 0 -> leader of group 1
+  CHECK(ids(g.out(1)) == list{2, 4});
+  CHECK(ids(g.out(2)) == list{0});  // a group of one: only its outer edge
+  CHECK(ids(g.out(3)) == list{0, 5});
+  CHECK(ids(g.in(0)) == list{2, 3, 5});
+  CHECK_FALSE(lead.claims_regular(6));
+  CHECK_FALSE(topo::is_regular(g));
+  // Between all, position l of one group sends to position l of the next
+  // where it has one: 3 -> 4 (position 1), 5 has nobody in group 1.
+  const auto all = topo::build(topo::hierarchical{l, between::all, topo::ring{}}, 6);
+  CHECK(ids(all.out(3)) == list{0, 4, 5});
+  CHECK(ids(all.out(5)) == list{0, 3});
+  CHECK(ids(all.out(4)) == list{1});  // group 2 has no position 1
+  CHECK(topo::is_strongly_connected(all));
+  // Labels i / s are the grouping by size s.
+  labels by4(10);
+  for (std::size_t i = 0; i < 10; ++i) by4[i] = i / 4;
+  for (const between b : {between::leaders, between::all}) {
+    CHECK(topo::build(topo::hierarchical{by4, b, topo::ring{}}, 10) ==
+          topo::build(topo::hierarchical{4, b, topo::ring{}}, 10));
+  }
+  CHECK(topo::hierarchical{labels{0, 0, 1, 2}}.describe() ==
+        "hierarchical(labels=0,0,1,2, between=leaders, outer=exponential)");
+  CHECK(topo::hierarchical{labels{0, 0, 1, 2}}.group_size() == 0);
+  CHECK(topo::hierarchical{labels{5, 5}}.labels() == labels{5, 5});
+}
+
+TEST_CASE("hierarchical by label: connected, complete inside groups, regular exactly where claimed",
+          "[topology]") {
+  // Uneven groups, groups of one, labels scattered in id order, and equal
+  // groups interleaved (member i in group i % k), over several outer graphs.
+  std::vector<labels> cases{{0},
+                            {3, 3, 3},
+                            {0, 1, 2, 3, 4},
+                            {1, 0, 1, 0, 1, 0},
+                            {4, 4, 4, 9, 9, 2},
+                            {8, 1, 8, 5, 1, 8, 8, 3, 5, 5},
+                            {2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1}};
+  labels scattered(40);
+  for (std::size_t i = 0; i < scattered.size(); ++i) scattered[i] = (i * 7 + 3) % 11 % 6;
+  cases.push_back(scattered);
+  labels mod5(40);
+  for (std::size_t i = 0; i < mod5.size(); ++i) mod5[i] = 100 + i % 5;
+  cases.push_back(mod5);
+  const auto check = [&](const auto& outer, const char* what) {
+    for (const auto& l : cases) {
+      for (const between b : {between::leaders, between::all}) {
+        INFO(what << ", " << l.size() << " members" << (b == between::all ? ", all" : ", leaders"));
+        const topo::hierarchical gen{l, b, outer};
+        const auto g = topo::build(gen, l.size());
+        dml_test::check_well_formed(g);
+        REQUIRE(topo::is_strongly_connected(g));
+        for (std::size_t i = 0; i < l.size(); ++i) {
+          const auto out = ids(g.out(i));
+          for (const auto j : same_label(l, i)) CHECK(std::binary_search(out.begin(), out.end(), j));
+        }
+        // Claimed exactly when the groups are equal and either of size 1
+        // or linked between all (the outer graphs here are regular).
+        labels sizes;
+        for (const auto label : l) {
+          const auto count = static_cast<std::size_t>(std::count(l.begin(), l.end(), label));
+          sizes.push_back(count);
+        }
+        const bool equal =
+            std::all_of(sizes.begin(), sizes.end(), [&](std::size_t c) { return c == sizes[0]; });
+        const bool one_group = sizes[0] == l.size();
+        CHECK(gen.claims_regular(l.size()) == (one_group || (equal && (sizes[0] == 1 || b == between::all))));
+        CHECK(topo::is_regular(g) == gen.claims_regular(l.size()));
+      }
+    }
+  };
+  check(topo::exponential{}, "exponential");
+  check(topo::ring{}, "ring");
+  check(topo::all{}, "all");
+  // A star between groups is not regular; the claim follows the outer graph.
+  const topo::hierarchical star{labels{0, 1, 2, 0, 1, 2}, between::all, topo::star{}};
+  CHECK(topo::is_strongly_connected(topo::build(star, 6)));
+  CHECK_FALSE(star.claims_regular(6));
+  CHECK_FALSE(topo::is_regular(topo::build(star, 6)));
+}
+
+TEST_CASE("hierarchical by label: over survivors the groups keep their labels", "[topology]") {
+  // 9 members: label 0 = {0, 1, 2}, label 1 = {3, 4, 5}, label 2 = {6, 7, 8}.
+  const labels l{0, 0, 0, 1, 1, 1, 2, 2, 2};
+  const topo::hierarchical gen{l, between::leaders, topo::ring{}};
+  // Member 3 (leader of label 1) and all of label 2 die: 4 leads label 1,
+  // and the ring is over 2 groups.
+  const list alive{0, 1, 2, 4, 5};
+  const auto g = topo::build(gen, alive);
+  CHECK(ids(g.out(0)) == list{1, 2, 4});
+  CHECK(ids(g.out(4)) == list{0, 5});
+  CHECK(ids(g.out(5)) == list{4});
+  CHECK(topo::is_strongly_connected(g));
+  // Unlike the grouping by size, which re-forms groups of 3 by position:
+  // survivors {0, 4, 5, 6, 7} are {0}, {4, 5}, {6, 7} by label but
+  // {0, 4, 5}, {6, 7} by size.
+  const list few{0, 4, 5, 6, 7};
+  CHECK(ids(topo::build(gen, few).out(0)) == list{4});
+  CHECK(ids(topo::build(topo::hierarchical{3, between::leaders, topo::ring{}}, few).out(0)) == list{4, 5, 6});
+  const list scattered{1, 5, 7, 8};  // one of label 0, one of label 1, two of label 2
+  const auto h = topo::build(topo::hierarchical{l, between::all, topo::ring{}}, scattered);
+  CHECK(ids(h.out(1)) == list{5});  // groups {1}, {5}, {7, 8}: ring 0 -> 1 -> 2 -> 0
+  CHECK(ids(h.out(5)) == list{7});
+  CHECK(ids(h.out(7)) == list{1, 8});
+  CHECK(ids(h.out(8)) == list{7});
+  CHECK(topo::is_strongly_connected(h));
+  // One survivor: a graph of one member.
+  CHECK(topo::build(gen, list{6}).out(6).empty());
+  // A survivor without a label.
+  CHECK(contains(config_error_message([&] {
+                   (void)topo::build(gen, list{0, 9});
+                 }),
+                 "survivor 9 has no group label (labels were given for 9 members)"));
+}
+
+TEST_CASE("hierarchical by label: errors name the cause", "[topology]") {
+  CHECK(contains(config_error_message([] { (void)topo::hierarchical{labels{}}; }),
+                 "the group labels are empty; give one label per member"));
+  const auto wrong = config_error_message([] { (void)topo::build(topo::hierarchical{labels{0, 0, 1}}, 4); });
+  CHECK(contains(wrong, "was given group labels for 3 members but asked for a graph over 4 members"));
+  CHECK(contains(config_error_message([] {
+                   (void)topo::hierarchical{labels{0, 1}}.claims_regular(3);
+                 }),
+                 "group labels for 2 members"));
+  const auto cut = config_error_message([] {
+    (void)topo::build(topo::hierarchical{labels{0, 1, 1, 2}, between::all, topo::chain{topo::chain::one_way}},
+                      4);
+  });
+  CHECK(contains(cut,
+                 "over 4 members in 3 groups by label: between the groups, 'one_way_chain' is not "
+                 "strongly connected: group 1 cannot reach group 0"));
 }
 
 TEST_CASE("hierarchical: spectral gap between the dense and the sparse", "[topology]") {

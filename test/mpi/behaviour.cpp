@@ -117,6 +117,42 @@ TEST_CASE("transport: contexts over MPI_Comm, Boost.MPI and split communicators"
   CHECK_THROWS_AS(transport(MPI_COMM_NULL), dml::config_error);
 }
 
+#if !defined(DML_TEST_VERBS)
+TEST_CASE("node_groups: one machine is one node; vectors over hierarchical by node average", "[transport]") {
+  auto& c = world();
+  const auto nodes = dml::comm::node_groups(c);
+  // Every rank reports the same labels, and on one machine they all name
+  // the node of rank 0.
+  std::string mine;
+  for (const auto label : nodes) mine += std::to_string(label) + ",";
+  const auto all = mpi_test::all_strings(c, mine);
+  CHECK(std::all_of(all.begin(), all.end(), [&](const std::string& s) { return s == mine; }));
+  CHECK(nodes == std::vector<std::size_t>(c.size(), 0));
+  dml::comm::any a(c);
+  CHECK(dml::comm::node_groups(a) == nodes);
+  // By node (one group: the complete graph), and as if ranks were on nodes
+  // of two (a ring between the pairs' leaders).
+  std::vector<std::size_t> pairs(c.size());
+  for (std::size_t m = 0; m < pairs.size(); ++m) pairs[m] = m / 2;
+  for (const auto& grouping : {nodes, pairs}) {
+    const dml::topology::hierarchical gen{grouping, dml::topology::between_groups::leaders,
+                                          dml::topology::ring{}};
+    auto v = dml::make_vector<double>(c, 3, gen, dml::consistency::notify_ack{});
+    if (grouping == nodes) CHECK(v.in_neighbours().size() == c.size() - 1);
+    for (int r = 1; r <= 3; ++r) {
+      for (auto& x : v.span()) x = static_cast<double>(c.rank() + r);
+      v.scatter();
+      v.gather();
+      const auto in = v.in_neighbours();
+      double want = static_cast<double>(c.rank() + r);
+      for (auto j : in) want += static_cast<double>(j + r);
+      want /= static_cast<double>(in.size() + 1);
+      for (double x : v.span()) CHECK(x == Approx(want).margin(1e-12));
+    }
+  }
+}
+#endif
+
 TEST_CASE("bootstrap: records of any length, typed records and pairwise records", "[transport]") {
   const boost::mpi::communicator comm;  // MPI_COMM_WORLD
   const auto me = static_cast<std::size_t>(comm.rank());

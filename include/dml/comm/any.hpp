@@ -150,6 +150,9 @@ class any {
   }
   [[nodiscard]] comm::attributes& attributes() noexcept { return p_->attributes(); }
   [[nodiscard]] const comm::attributes& attributes() const noexcept { return p_->attributes(); }
+  /// The wrapped context's node of every member (see
+  /// dml/comm/nodes.hpp); throws `dml::config_error` when it does not say.
+  [[nodiscard]] const std::vector<std::size_t>& node_labels() const { return p_->node_labels(); }
 
   /// Whether the wrapped context may be called from a second thread of
   /// this member (false where it does not say).
@@ -200,6 +203,7 @@ class any {
     virtual void check_view() const = 0;
     virtual agreement agree_on_survivors(std::chrono::steady_clock::time_point deadline) = 0;
     [[nodiscard]] virtual comm::attributes& attributes() noexcept = 0;
+    [[nodiscard]] virtual const std::vector<std::size_t>& node_labels() const = 0;
     [[nodiscard]] virtual bool background_calls() const = 0;
     virtual void poll() = 0;
     [[nodiscard]] virtual bool finished(member_id m) const = 0;
@@ -241,6 +245,15 @@ class any {
       return c->agree_on_survivors(deadline);
     }
     comm::attributes& attributes() noexcept override { return c->attributes(); }
+    const std::vector<std::size_t>& node_labels() const override {
+      if constexpr (requires { c->node_labels(); }) {
+        return c->node_labels();
+      } else {
+        throw config_error(
+            "dml::comm::any: the wrapped transport does not say which node each member runs on "
+            "(inproc, mpi_rma and mpi do)");
+      }
+    }
     bool background_calls() const override {
       if constexpr (requires { c->background_calls(); })
         return c->background_calls();

@@ -60,6 +60,11 @@ struct options {
   std::vector<std::pair<member_id, std::size_t>> die_inside_barrier{};
   /// Seed of the per-rank random delay generators.
   std::uint64_t seed = 0x5eed;
+  /// The node each member runs on, one label per member, as the MPI
+  /// transports report theirs (`context::node_labels()`); empty: every
+  /// member on one node, labelled 0. Threads share one machine, so this only
+  /// lets a test or a simulation group members as if by node.
+  std::vector<std::size_t> nodes{};
   // What vectors do when a member fails is not a transport setting: see
   // dml::fault::set_policy and dml::fault::set_min_survivors
   // (dml/fault/membership.hpp).
@@ -353,6 +358,8 @@ class context {
   /// dml/fault/timeout.hpp does); other members keep theirs.
   void set_wait_limit(std::chrono::steady_clock::duration limit) noexcept { wait_limit_ = limit; }
   [[nodiscard]] const options& settings() const noexcept { return world_->opts; }
+  /// The node of every member (options::nodes; all 0 when it was empty).
+  [[nodiscard]] const std::vector<std::size_t>& node_labels() const noexcept { return world_->opts.nodes; }
 
   /// Waits until every live member has entered the barrier.
   void barrier() {
@@ -594,6 +601,12 @@ inline void segment::get(member_id source, std::size_t word, std::span<std::byte
 template <class Fn>
 void run(std::size_t n, Fn&& fn, options opts = {}) {
   if (n == 0) throw config_error("dml::comm::inproc::run: the group needs at least one member (n = 0)");
+  if (!opts.nodes.empty() && opts.nodes.size() != n)
+    throw config_error("dml::comm::inproc::run: options::nodes gives " + std::to_string(opts.nodes.size()) +
+                       (opts.nodes.size() == 1 ? " node label" : " node labels") + " for " +
+                       std::to_string(n) + (n == 1 ? " member" : " members") +
+                       "; give one per member, or none for one node");
+  if (opts.nodes.empty()) opts.nodes.assign(n, 0);
   auto world = std::make_shared<detail::world>(n, std::move(opts));
   std::mutex first_mutex;
   std::exception_ptr first;

@@ -142,6 +142,10 @@ class mpi_rma {
 
   [[nodiscard]] member_id rank() const noexcept { return group_.rank(); }
   [[nodiscard]] std::size_t size() const noexcept { return group_.size(); }
+  /// The node each member runs on, named by the lowest member id on it
+  /// (from MPI_Comm_split_type with MPI_COMM_TYPE_SHARED at start-up), one
+  /// label per original member. `dml::comm::node_groups` reads it.
+  [[nodiscard]] const std::vector<std::size_t>& node_labels() const noexcept { return group_.node_labels(); }
   /// The view this member works in (epoch and live set, original ranks).
   [[nodiscard]] const membership_view& view() const noexcept { return group_.view(); }
   /// False once an operation aimed at m failed, or m's heartbeat stalled

@@ -53,7 +53,7 @@ class group {
     failed_.assign(size_, 0);
     view_.live.clear();
     for (member_id m = 0; m < size_; ++m) view_.live.push_back(m);
-    shared_windows_ = one_node(world_, who_, startup);
+    shared_windows_ = one_node(world_, who_, startup, nodes_);
     monitor_.start(world_, rank_, size_, shared_windows_, heartbeat, startup, who_);
     // The monitor's heartbeats run now: the start-up beacon's job is done
     // (its probe was replaced by the monitor's on one node).
@@ -101,6 +101,8 @@ class group {
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
   [[nodiscard]] const comm::membership_view& view() const noexcept { return view_; }
   [[nodiscard]] bool shared_windows() const noexcept { return shared_windows_; }
+  /// The node of every member, named by the lowest member id on it.
+  [[nodiscard]] const std::vector<std::size_t>& node_labels() const noexcept { return nodes_; }
   [[nodiscard]] comm::attributes& attributes() noexcept { return attributes_; }
   [[nodiscard]] const comm::attributes& attributes() const noexcept { return attributes_; }
 
@@ -231,6 +233,7 @@ class group {
   std::vector<char> failed_;
   comm::membership_view view_;
   bool shared_windows_ = false;
+  std::vector<std::size_t> nodes_;  // per member: the lowest member id on its node
   bool current_broken_ = false;
   mutable monitor monitor_;
   comm::attributes attributes_;

@@ -54,19 +54,30 @@ inline std::chrono::steady_clock::duration startup_limit(std::chrono::steady_clo
 
 /// Whether every member of `comm` shares memory with every other (one node)
 /// and DML_RMA_WINDOW does not ask for MPI_Win_allocate: then windows come
-/// from MPI_Win_allocate_shared. Collective (MPI_Comm_split_type).
-inline bool one_node(MPI_Comm comm, const char* who, std::chrono::steady_clock::duration limit) {
-  int n = 0;
+/// from MPI_Win_allocate_shared. Sets `nodes` to the node of every rank of
+/// `comm`, named by the lowest rank on it. Collective (MPI_Comm_split_type,
+/// then a reduction on the node and a gather over `comm`).
+inline bool one_node(MPI_Comm comm, const char* who, std::chrono::steady_clock::duration limit,
+                     std::vector<std::size_t>& nodes) {
+  int n = 0, r = 0;
   check(MPI_Comm_size(comm, &n), who, "MPI_Comm_size");
+  check(MPI_Comm_rank(comm, &r), who, "MPI_Comm_rank");
   MPI_Comm node = MPI_COMM_NULL;
+  int on_node = 0;
+  std::vector<int> lowest(static_cast<std::size_t>(n));
   {
     watchdog::scope guard(who, "MPI_Comm_split_type (start-up)", limit);
     check(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), who,
           "MPI_Comm_split_type");
+    check(MPI_Comm_size(node, &on_node), who, "MPI_Comm_size");
+    int mine = r;
+    const int reduced = MPI_Allreduce(MPI_IN_PLACE, &mine, 1, MPI_INT, MPI_MIN, node);
+    MPI_Comm_free(&node);
+    check(reduced, who, "MPI_Allreduce (the node's lowest rank)");
+    check(MPI_Allgather(&mine, 1, MPI_INT, lowest.data(), 1, MPI_INT, comm), who,
+          "MPI_Allgather (every rank's node)");
   }
-  int on_node = 0;
-  check(MPI_Comm_size(node, &on_node), who, "MPI_Comm_size");
-  MPI_Comm_free(&node);
+  nodes.assign(lowest.begin(), lowest.end());
   const char* choice = std::getenv("DML_RMA_WINDOW");
   const std::string window = choice ? choice : "";
   if (window != "" && window != "shared" && window != "allocate")

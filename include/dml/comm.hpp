@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 /// @file
 /// The transport concept, the in-process transport and the collectives
-/// built on the concept alone (broadcast). MPI and rdma-core
+/// built on the concept alone (broadcast), and the node of every member
+/// (node_groups). MPI and rdma-core
 /// transports have their own headers (dml/comm/mpi_rma.hpp, dml/comm/mpi.hpp,
 /// dml/comm/verbs.hpp) because they need their libraries.
 #pragma once
@@ -10,3 +11,4 @@
 #include <dml/comm/broadcast.hpp>
 #include <dml/comm/concepts.hpp>
 #include <dml/comm/inproc.hpp>
+#include <dml/comm/nodes.hpp>

@@ -618,8 +618,11 @@ TEST_CASE("fault: a member inside the view agreement still answers requests", "[
 // once they have left: it stops with "was declared failed by the other
 // members" instead of carrying on as a group of one (or timing out). Forced
 // with the two-sided transport, whose gets need the target's progress:
-// member 0 makes no dml call for a while, member 1's get to it exceeds a
-// short wait limit, and members 1 and 2 agree on a view without member 0,
+// member 0 makes no dml call until member 1's get to it has exceeded a
+// short wait limit (member 1 says so in a plain MPI message on
+// MPI_COMM_WORLD, which dml never reads: a fixed sleep was not enough on a
+// loaded machine, where member 1 reached its get after member 0 had woken
+// and answered it), and members 1 and 2 agree on a view without member 0,
 // then finish. Member 0 waits until both are silent (both written off), then
 // recovers. Member 0 does not print a verdict when it gets the right error
 // (the run expects n - 1 passing members).
@@ -632,8 +635,21 @@ TEST_CASE("fault: an excluded member learns it from the records of the others", 
   auto seg = c.create_segment(1, 0);
   c.barrier();
   std::string problem;
+  constexpr int get_done_tag = 7301;
   if (me == 0) {
-    std::this_thread::sleep_for(1500ms);  // answers nothing meanwhile
+    // Answers nothing (no dml call) until member 1's get has given up.
+    int done = 0, arrived = 0;
+    MPI_Request r = MPI_REQUEST_NULL;
+    MPI_Irecv(&done, 1, MPI_INT, 1, get_done_tag, MPI_COMM_WORLD, &r);
+    for (const auto wait_end = std::chrono::steady_clock::now() + 30s;
+         !arrived && std::chrono::steady_clock::now() < wait_end;) {
+      MPI_Test(&r, &arrived, MPI_STATUS_IGNORE);
+      if (!arrived) std::this_thread::sleep_for(5ms);
+    }
+    if (!arrived) {
+      MPI_Cancel(&r);
+      MPI_Request_free(&r);
+    }
     const auto give_up = std::chrono::steady_clock::now() + 20s;
     while ((c.alive(1) || c.alive(2)) && std::chrono::steady_clock::now() < give_up)
       std::this_thread::sleep_for(5ms);
@@ -661,6 +677,8 @@ TEST_CASE("fault: an excluded member learns it from the records of the others", 
         problem = "member 0 answered";
       } catch (const dml::peer_failure&) {
       }
+      int done = 1;
+      MPI_Send(&done, 1, MPI_INT, 0, get_done_tag, MPI_COMM_WORLD);
       c.set_wait_limit(10s);
     } else {
       const auto give_up = std::chrono::steady_clock::now() + 10s;

@@ -34,6 +34,22 @@ repro_bin() {
   find "$REPRO_BUILD" -path "$REPRO_BUILD/consumer" -prune -o -name "$1" -type f -perm -u+x -print -quit
 }
 
+# repro_workdir NAME: sets REPRO_OUT to build-repro/repro/NAME for a
+# script's CSVs and logs. A measuring run empties it and records the load
+# average; with REPRO_REPORT_ONLY=1 the last runs are kept (the script only
+# rewrites its section and figures from them) and must exist.
+repro_workdir() {
+  REPRO_OUT="$REPRO_BUILD/repro/$1"
+  if [[ ${REPRO_REPORT_ONLY:-0} == 1 ]]; then
+    [[ -f $REPRO_OUT/load.before ]] ||
+      { echo "$1: no earlier runs in $REPRO_OUT: run without REPRO_REPORT_ONLY" >&2; exit 1; }
+  else
+    rm -rf "$REPRO_OUT"
+    mkdir -p "$REPRO_OUT"
+    cut -d' ' -f1 /proc/loadavg >"$REPRO_OUT/load.before"
+  fi
+}
+
 # repro_gnuplot: makes sure gnuplot is there (Debian's gnuplot-nox).
 repro_gnuplot() {
   command -v gnuplot >/dev/null && return

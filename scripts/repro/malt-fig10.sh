@@ -24,13 +24,9 @@ ranks=${RANKS:-8}
 cb=${CB:-32}
 epochs=${EPOCHS:-10}
 repro_build dml-logreg
-bin="$REPRO_BUILD/examples/logreg/dml-logreg"
-out="$REPRO_BUILD/repro/malt-fig10"
-# REPRO_REPORT_ONLY=1: rewrite the section and figure from the last runs' CSVs.
-[[ ${REPRO_REPORT_ONLY:-0} == 1 ]] || rm -rf "$out"
-mkdir -p "$out"
-[[ ${REPRO_REPORT_ONLY:-0} == 1 ]] || cut -d' ' -f1 /proc/loadavg >"$out/load.before"
-[[ -f $out/load.before ]] || { echo "$(basename "$0"): no earlier runs in $out: run without REPRO_REPORT_ONLY" >&2; exit 1; }
+bin=$(repro_bin dml-logreg)
+repro_workdir malt-fig10
+out=$REPRO_OUT
 for r in $(seq 1 "$repeats"); do
   [[ ${REPRO_REPORT_ONLY:-0} == 1 ]] && break
   for p in $policies; do

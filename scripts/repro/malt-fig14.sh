@@ -20,13 +20,9 @@ victim=${VICTIM:-3}
 target=${TARGET:-0.835}
 epochs=${EPOCHS:-10}
 repro_build dml-logreg
-bin="$REPRO_BUILD/examples/logreg/dml-logreg"
-out="$REPRO_BUILD/repro/malt-fig14"
-# REPRO_REPORT_ONLY=1: rewrite the section and figures from the last runs' CSVs and logs.
-[[ ${REPRO_REPORT_ONLY:-0} == 1 ]] || rm -rf "$out"
-mkdir -p "$out"
-[[ ${REPRO_REPORT_ONLY:-0} == 1 ]] || cut -d' ' -f1 /proc/loadavg >"$out/load.before"
-[[ -f $out/load.before ]] || { echo "$(basename "$0"): no earlier runs in $out: run without REPRO_REPORT_ONLY" >&2; exit 1; }
+bin=$(repro_bin dml-logreg)
+repro_workdir malt-fig14
+out=$REPRO_OUT
 args=(--ranks "$ranks" --topology halton --consistency bsp --epochs "$epochs")
 
 # timed NAME ARGS...: runs the trainer, each output line prefixed with the

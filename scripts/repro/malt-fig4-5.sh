@@ -22,13 +22,9 @@ cb=${CB:-64}
 limit=${LIMIT:-12000}
 epochs=${EPOCHS:-15}
 repro_build dml-logreg
-bin="$REPRO_BUILD/examples/logreg/dml-logreg"
-out="$REPRO_BUILD/repro/malt-fig4-5"
-# REPRO_REPORT_ONLY=1: rewrite the section and figures from the last runs' CSVs.
-[[ ${REPRO_REPORT_ONLY:-0} == 1 ]] || rm -rf "$out"
-mkdir -p "$out"
-[[ ${REPRO_REPORT_ONLY:-0} == 1 ]] || cut -d' ' -f1 /proc/loadavg >"$out/load.before"
-[[ -f $out/load.before ]] || { echo "$(basename "$0"): no earlier runs in $out: run without REPRO_REPORT_ONLY" >&2; exit 1; }
+bin=$(repro_bin dml-logreg)
+repro_workdir malt-fig4-5
+out=$REPRO_OUT
 
 for seed in $seeds; do
   [[ ${REPRO_REPORT_ONLY:-0} == 1 ]] && break

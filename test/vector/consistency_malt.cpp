@@ -6,6 +6,7 @@
 #include <dml/dml.hpp>
 
 #include "support/catch.hpp"
+#include "vector/recorder.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -21,22 +22,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct seen {
-  dml::member_id sender;
-  std::uint64_t clock;
-  double value;  // element 0: the sender wrote 1000 * sender + clock
-};
-
-// Records the inputs of every gather (one list per gather) and keeps own.
-struct recorder {
-  using policy_slot = dml::slot::gather;
-  std::vector<std::vector<seen>>* log = nullptr;
-  [[nodiscard]] static constexpr std::string_view name() noexcept { return "recorder"; }
-  void operator()(std::span<double> /*own*/, std::span<const dml::gather::input<double>> inputs) const {
-    auto& round = log->emplace_back();
-    for (const auto& in : inputs) round.push_back(seen{in.sender, in.clock, in.values[0]});
-  }
-};
+using dml_test::recorder;
+using dml_test::seen;
 
 double value_of(dml::member_id s, std::uint64_t t) {
   return 1000.0 * static_cast<double>(s) + static_cast<double>(t);

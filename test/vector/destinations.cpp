@@ -5,6 +5,7 @@
 #include <dml/dml.hpp>
 
 #include "support/catch.hpp"
+#include "vector/recorder.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -17,28 +18,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// What one gather saw of one input.
-struct seen {
-  dml::member_id sender;
-  std::uint64_t clock;
-  double value;  // element 0
-  bool uniform;  // every element equal to element 0
-};
-
-// Records the inputs of every gather (one list per gather) and keeps own.
-struct recorder {
-  using policy_slot = dml::slot::gather;
-  std::vector<std::vector<seen>>* log = nullptr;
-  [[nodiscard]] static constexpr std::string_view name() noexcept { return "recorder"; }
-  void operator()(std::span<double> /*own*/, std::span<const dml::gather::input<double>> inputs) const {
-    auto& round = log->emplace_back();
-    for (const auto& in : inputs) {
-      bool uniform = true;
-      for (double x : in.values) uniform = uniform && x == in.values[0];
-      round.push_back(seen{in.sender, in.clock, in.values.empty() ? -1.0 : in.values[0], uniform});
-    }
-  }
-};
+using dml_test::recorder;
+using dml_test::seen;
 
 // Whether s sends its clock-c update to r: every pair is left out now and
 // then, and some pairs always (so a receiver must not wait on them).

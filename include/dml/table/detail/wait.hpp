@@ -24,20 +24,28 @@ bool table_wait(Comm& comm, const char* what, Step&& step, double& wait_seconds)
   const auto deadline = start + comm.wait_limit();
   for (unsigned spins = 0;; ++spins) {
     if constexpr (requires { comm.check_view(); }) comm.check_view();
+    // A step that blames a dead or finished member is tried once more (its
+    // last writes may have landed). It may then blame another member: one
+    // that is merely slower (a member passes a barrier once every other has
+    // arrived in its own segment, and arrivals land in the segments one by
+    // one), which is waited for like any other.
     if (!comm.alive(*blame)) {
-      blame = step();  // its last writes may have landed
+      blame = step();
       if (!blame) break;
-      throw peer_failure(*blame, "dml::table: member " + std::to_string(comm.rank()) + " waited for " + what +
-                                     " from member " + std::to_string(*blame) + ", which has failed");
+      if (!comm.alive(*blame))
+        throw peer_failure(*blame, "dml::table: member " + std::to_string(comm.rank()) + " waited for " +
+                                       what + " from member " + std::to_string(*blame) +
+                                       ", which has failed");
     }
     if constexpr (requires { comm.finished(*blame); }) {
       if (comm.finished(*blame)) {
         blame = step();
         if (!blame) break;
-        throw config_error("dml::table: member " + std::to_string(comm.rank()) + " waits for " + what +
-                           " from member " + std::to_string(*blame) +
-                           ", which returned from its function (members called clock()/sync() a different "
-                           "number of times?)");
+        if (comm.finished(*blame))
+          throw config_error("dml::table: member " + std::to_string(comm.rank()) + " waits for " + what +
+                             " from member " + std::to_string(*blame) +
+                             ", which returned from its function (members called clock()/sync() a different "
+                             "number of times?)");
       }
     }
     if constexpr (requires { comm.poll(); }) comm.poll();

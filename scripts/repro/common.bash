@@ -21,11 +21,13 @@ repro_build() {
   [[ -f $REPRO_BUILD/CMakeCache.txt ]] || echo "repro: configuring ${REPRO_BUILD#"$REPRO_ROOT"/} (Release)"
   cmake -S "$REPRO_ROOT" -B "$REPRO_BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
   echo "repro: building $*"
-  cmake --build "$REPRO_BUILD" -j "$REPRO_JOBS" --target "$@" | grep -v '^\[' || true
-  local t
-  for t in "$@"; do
-    [[ -n $(repro_bin "$t") ]] || { echo "repro: building $t failed" >&2; exit 1; }
-  done
+  # A failed build stops the script: an executable left from an earlier
+  # build would otherwise be measured as if it were the current code.
+  if ! cmake --build "$REPRO_BUILD" -j "$REPRO_JOBS" --target "$@" >"$REPRO_BUILD/build.log" 2>&1; then
+    tail -n 40 "$REPRO_BUILD/build.log" >&2
+    echo "repro: building $* failed (log: ${REPRO_BUILD#"$REPRO_ROOT"/}/build.log)" >&2
+    exit 1
+  fi
 }
 
 # repro_bin TARGET: the path of a built executable (empty if not built).

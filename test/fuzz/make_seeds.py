@@ -21,6 +21,14 @@ def put(target, name, data):
         f.write(data if isinstance(data, bytes) else data.encode())
 
 
+# Bags of words: a good file, and each kind of bad line or lying number.
+put("bag_of_words", "good", "# corpus\n0 1:2 3:1\n1 0:4\t2:1 # c\r\n\n2\n")
+put("bag_of_words", "repeated-id", "0 1:2\n0 2:1\n")
+put("bag_of_words", "huge", "0 4000000000:1\n1 2:1000000000000\n2 1:999999 2:999999\n")
+put("bag_of_words", "twice", "0 3:1 3:2\n")
+put("bag_of_words", "bad", "0 a:1 2:0 3:-1 :: 4:\n1:1\n")
+put("bag_of_words", "empty", "# only a comment\n\n")
+
 # LIBSVM: a good file, and one of each kind of bad line.
 put("libsvm", "good", "# c\n+1 1:0.5 3:2\n\n-1 2:1.5e1   # t\n2 qid:3 1:-1 4:0.25\r\n0\n")
 put("libsvm", "wide", "1 999999999:1")

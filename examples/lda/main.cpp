@@ -1,12 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 // dml-lda: latent Dirichlet allocation by collapsed Gibbs sampling on a dml
 // parameter table of 32-bit counts, over in-process ranks or MPI
-// processes, on a corpus generated from the LDA model with planted topics.
-//
-// The corpus: K planted topics, each a distribution over V words drawn from
-// a symmetric Dirichlet(--topic-prior); every document draws its topic
-// mixture from Dirichlet(--doc-prior) and each of its --length tokens a
-// topic from the mixture and a word from that topic.
+// processes, on a corpus generated from the LDA model with planted topics
+// (examples/common/lda_corpus.hpp) or read from a file (--corpus).
 //
 // The sampler (Griffiths and Steyvers; IterStore's LDA, Cui §2.4.3,
 // Algorithm 2): every token has a topic z; n_wk counts the tokens of word w
@@ -81,6 +77,7 @@ using trainer::usage_error;
 struct settings : trainer::table_settings, lda::corpus_settings {
   std::size_t iterations = 50, clocks = 1;
   double alpha = 0.1, beta = 0.01;
+  std::string csv;
   bool virtual_iteration = false;
 };
 
@@ -277,6 +274,7 @@ outcome table_lda(trainer::launcher& launch, const settings& s, const corpus& c)
     };
 
     loglik_rows loglik(at.loglik());
+    lda::csv_log csv(dml::io::leader(comm) ? s.csv : std::string());
     std::size_t changes_printed = 0;
     double seconds = 0;
     // After a sweep: sync (every count final); every member adds its
@@ -295,6 +293,7 @@ outcome table_lda(trainer::launcher& launch, const settings& s, const corpus& c)
         for (count x : t.read(at.totals())) tokens += x;  // every update keeps the sum
         const double ll = tokens > 0 ? loglik.total(t) / tokens : 0;
         print_iteration(it, seconds, ll, trainer::describe(stats.read(t)));
+        csv.row(it, seconds, ll);
         result.loglik = ll;
         result.seconds = seconds;
         result.iterations = it;
@@ -333,13 +332,17 @@ are int32 rows of the table, every rank samples the topics of its documents'
 tokens and adds the changes as integer deltas. The corpus is generated from
 the LDA model: --topics planted topics over --vocabulary words (Dirichlet
 --topic-prior), --documents documents of --length tokens with topic mixtures
-from Dirichlet --doc-prior.)";
+from Dirichlet --doc-prior; or read from a --corpus file, one document per
+line: 'doc word:count word:count ...' (ids whole numbers, words from 0, at
+most 10^7 words, 10^5 tokens per document, 10^8 tokens).)";
 
 constexpr const char* footer =
     R"(Prints one line per iteration (log p(w, z) per token, the table's statistics
 summed over the ranks), how each planted topic's top words are found in the
 learned topics, and finally 'final: loglik=<per token> seconds=<s>
-recovery=<mean share of top words> least=<smallest share> iterations=<n>'.
+recovery=<mean share of top words> least=<smallest share> iterations=<n>'
+(from a --corpus file, with no planted topics: 'final: loglik=<per token>
+seconds=<s> iterations=<n>').
 Bad arguments exit with 2, other errors with 1.)";
 
 bool parse(int argc, char** argv, settings& s) {
@@ -350,18 +353,7 @@ bool parse(int argc, char** argv, settings& s) {
         [lo, hi](std::size_t v) { return v >= lo && v <= hi; },
         "needs " + std::to_string(lo) + " .. " + std::to_string(hi) + " " + what);
   };
-  app->add_option("--topics", s.topics, "planted and learned topics, default 10")
-      ->option_text("K")
-      ->check(range(2, 1000, "topics"));
-  app->add_option("--vocabulary", s.vocabulary, "distinct words, default 1000")
-      ->option_text("V")
-      ->check(range(2, 10000000, "words"));
-  app->add_option("--documents", s.documents, "documents, default 1000")
-      ->option_text("D")
-      ->check(range(1, 10000000, "documents"));
-  app->add_option("--length", s.length, "tokens per document, default 100")
-      ->option_text("N")
-      ->check(range(1, 100000, "tokens"));
+  lda::add_corpus_options(*app, s);
   app->add_option("--iterations", s.iterations, "Gibbs sweeps over the corpus, default 50")
       ->option_text("N")
       ->check(range(1, 100000, "iterations"));
@@ -375,29 +367,14 @@ bool parse(int argc, char** argv, settings& s) {
   app->add_option("--beta", s.beta, "the sampler's topic-word prior, default 0.01")
       ->option_text("X")
       ->check(cli::positive_number<double>());
-  app->add_option("--topic-prior", s.topic_prior, "Dirichlet parameter of the planted topics, default 0.05")
-      ->option_text("X")
-      ->check(cli::positive_number<double>());
-  app->add_option("--doc-prior", s.doc_prior, "Dirichlet parameter of the documents' mixtures,\ndefault 0.1")
-      ->option_text("X")
-      ->check(cli::positive_number<double>());
-  app->add_option("--top", s.top, "top words compared per topic, default 10")
-      ->option_text("N")
-      ->check(range(1, 1000, "words"));
-  app->add_option("--seed", s.seed, "corpus and sampling seed, default 1")
-      ->option_text("N")
-      ->check(cli::whole_number<std::uint64_t>(0));
+  app->add_option("--csv", s.csv, "also write 'iteration,seconds,loglik' rows to FILE")
+      ->option_text("FILE")
+      ->check(cli::not_empty());
   app->add_flag("--virtual-iteration", s.virtual_iteration,
                 "record one sweep's accesses in a virtual iteration and\nspecialize the table to them");
   if (!cli::parse(*app, argc, argv)) return false;
   trainer::check_table_settings(*app, s, s.iterations, "iteration");
-  if (static_cast<double>(s.documents) * static_cast<double>(s.length) > 1e8)
-    throw usage_error("--documents x --length is more than 10^8 tokens");
-  if (static_cast<double>(s.vocabulary) * static_cast<double>(s.topics) > 1e8)
-    throw usage_error("--vocabulary x --topics is more than 10^8 counts");
-  if (s.top > s.vocabulary)
-    throw usage_error("--top " + std::to_string(s.top) + " is more than the --vocabulary of " +
-                      std::to_string(s.vocabulary) + " words");
+  lda::check_corpus_settings(*app, s);
   return true;
 }
 
@@ -413,28 +390,33 @@ int main(int argc, char** argv) {
   }
   try {
     trainer::launcher launch = trainer::table_launcher(s, argc, argv);  // starts MPI for mpi_rma / mpi
+    if (!launch.leader()) s.write.clear();                              // one process writes --write-corpus
+    const corpus c = lda::make_corpus(s);
     if (s.ranks * s.clocks > s.documents)
       throw usage_error(std::to_string(s.documents) + " documents are too few for " +
                         std::to_string(s.ranks) + " ranks with " + std::to_string(s.clocks) +
                         " clocks per iteration");
-    const corpus c = generate(s);
     if (launch.leader())
       std::printf(
-          "dml-lda: %zu documents, %zu tokens, %zu words, %zu planted topics; %zu ranks, %s, consistency %s, "
-          "%zu "
+          "dml-lda: %zu documents, %zu tokens, %zu words, %zu %s; %zu ranks, %s, consistency %s, %zu "
           "iterations, %zu clocks per iteration, alpha %g, beta %g\n",
-          c.documents(), c.words.size(), s.vocabulary, s.topics, s.ranks, s.transport.c_str(),
+          c.documents(), c.words.size(), s.vocabulary, s.topics,
+          c.topics.empty() ? "topics" : "planted topics", s.ranks, s.transport.c_str(),
           trainer::consistency_name(s).c_str(), s.iterations, s.clocks, s.alpha, s.beta);
     const outcome r = table_lda(launch, s, c);
     if (!launch.leader()) return 0;
     if (!r.done) throw std::runtime_error("the run did not complete: no member finished the last iteration");
-    const recovery rec = match_topics(c, r.counts, s);
-    const std::size_t T = std::min(s.top, s.vocabulary);
-    for (std::size_t p = 0; p < rec.best.size(); ++p)
-      std::printf("topic %zu: best match learned topic %zu, %zu of its %zu top words\n", p, rec.best[p].first,
-                  rec.best[p].second, T);
-    std::printf("final: loglik=%.5f seconds=%.3f recovery=%.3f least=%.3f iterations=%zu\n", r.loglik,
-                r.seconds, rec.mean, rec.least, r.iterations);
+    if (c.topics.empty()) {  // a corpus file: no planted topics to compare with
+      std::printf("final: loglik=%.5f seconds=%.3f iterations=%zu\n", r.loglik, r.seconds, r.iterations);
+    } else {
+      const recovery rec = match_topics(c, r.counts, s);
+      const std::size_t T = std::min(s.top, s.vocabulary);
+      for (std::size_t p = 0; p < rec.best.size(); ++p)
+        std::printf("topic %zu: best match learned topic %zu, %zu of its %zu top words\n", p,
+                    rec.best[p].first, rec.best[p].second, T);
+      std::printf("final: loglik=%.5f seconds=%.3f recovery=%.3f least=%.3f iterations=%zu\n", r.loglik,
+                  r.seconds, rec.mean, rec.least, r.iterations);
+    }
     std::fflush(stdout);
   } catch (const usage_error& e) {
     std::fprintf(stderr, "dml-lda: %s (see --help)\n", e.what());

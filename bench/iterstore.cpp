@@ -660,7 +660,7 @@ int main(int argc, char** argv) {
     const table_config cfg = config_of(s.config);
     outcome result;
     if (s.app == "pagerank") {
-      const graph g = make_graph(20000 / q, s.seed);
+      const graph g = make_graph(100000 / q, s.seed);
       const std::size_t block = 8;
       launch.run([&](auto& comm) {
         outcome o;
@@ -673,7 +673,7 @@ int main(int argc, char** argv) {
         if (comm.rank() == 0) result = o;
       });
     } else if (s.app == "mf") {
-      const mf_problem p(1000 / q, 1000 / q, 16, 0.05, s.seed);
+      const mf_problem p(2000 / q, 2000 / q, 16, 0.05, s.seed);
       launch.run([&](auto& comm) {
         outcome o;
         if (s.config == "ps") {
@@ -685,7 +685,7 @@ int main(int argc, char** argv) {
         if (comm.rank() == 0) result = o;
       });
     } else {
-      const corpus c(1000 / q, 50, 2000 / q, 32, s.seed);
+      const corpus c(1000 / q, 100, 5000 / q, 32, s.seed);
       launch.run([&](auto& comm) {
         lda_table a(c, comm.rank(), comm.size(), s.seed);
         const outcome o = run_table(comm, a, cfg, s.iterations);

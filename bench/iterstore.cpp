@@ -100,7 +100,8 @@ table_config config_of(const std::string& name) {
   if (name == "batch") o.batch_updates = true;
   if (name == "prefetch") o.prefetch = true;
   if (name == "cache") o.static_cache = true;
-  if (name == "all" || name == "all-real") o.place_rows = o.batch_updates = o.prefetch = o.static_cache = true;
+  if (name == "all" || name == "all-real")
+    o.place_rows = o.batch_updates = o.prefetch = o.static_cache = true;
   if (name == "all-real") c.mode = dml::recording::real_iteration;
   return c;
 }
@@ -134,8 +135,8 @@ graph make_graph(std::size_t nodes, std::uint64_t seed) {
     if (rng.unit() < 0.1) continue;
     const auto k = static_cast<std::size_t>(std::min(200.0, std::floor(std::pow(rng.unit(), -1.0 / 1.5))));
     for (std::size_t e = 0; e < k; ++e) {
-      std::size_t v = !g.targets.empty() && rng.unit() < 0.8 ? g.targets[rng.below(g.targets.size())]
-                                                            : rng.below(nodes);
+      std::size_t v =
+          !g.targets.empty() && rng.unit() < 0.8 ? g.targets[rng.below(g.targets.size())] : rng.below(nodes);
       if (v == u) v = (u + 1) % nodes;
       g.targets.push_back(static_cast<std::uint32_t>(v));
       ++g.first[u + 1];
@@ -333,7 +334,8 @@ struct mf_problem {
         if (rng.unit() >= density) continue;
         double dot = 0;
         for (std::size_t f = 0; f < r; ++f) dot += pu[a * r + f] * pv[b * r + f];
-        ratings.push_back({static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(b), dot + 0.1 * rng.normal()});
+        ratings.push_back(
+            {static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(b), dot + 0.1 * rng.normal()});
       }
   }
   [[nodiscard]] std::size_t rows() const { return users + items; }
@@ -367,7 +369,8 @@ struct mf_problem {
     double sum = 0;
     for (const auto& r : ratings) {
       double e = r.value;
-      for (std::size_t f = 0; f < rank; ++f) e -= model[r.user * rank + f] * model[(users + r.item) * rank + f];
+      for (std::size_t f = 0; f < rank; ++f)
+        e -= model[r.user * rank + f] * model[(users + r.item) * rank + f];
       sum += e * e;
     }
     return std::sqrt(sum / static_cast<double>(ratings.size()));
@@ -485,7 +488,8 @@ struct corpus {
       const std::size_t a = rng.below(t), b = rng.below(t);
       for (std::size_t i = 0; i < length; ++i) {
         const std::size_t topic = rng.unit() < 0.5 ? a : b;
-        const std::size_t w = rng.unit() < 0.8 ? std::min(v - 1, topic * slice + rng.below(slice)) : rng.below(v);
+        const std::size_t w =
+            rng.unit() < 0.8 ? std::min(v - 1, topic * slice + rng.below(slice)) : rng.below(v);
         d.push_back(static_cast<std::uint32_t>(w));
       }
       tokens += length;
@@ -639,7 +643,8 @@ int main(int argc, char** argv) {
       ->check(cli::one_of({"inproc", "mpi_rma"}));
   app->add_option("--ranks", s.ranks, "in-process ranks, 2..64, default 4")
       ->option_text("N")
-      ->check(cli::number_where<std::size_t>([](std::size_t n) { return n >= 2 && n <= 64; }, "must be 2..64"));
+      ->check(
+          cli::number_where<std::size_t>([](std::size_t n) { return n >= 2 && n <= 64; }, "must be 2..64"));
   app->add_option("--iterations", s.iterations, "timed iterations, default 10")
       ->option_text("K")
       ->check(cli::whole_number());
@@ -648,14 +653,16 @@ int main(int argc, char** argv) {
   try {
     if (!cli::parse(*app, argc, argv)) return 0;
     if (s.config == "ps" && s.app == "lda")
-      throw cli::usage_error("--config ps: there is no parameter-server version of lda (pagerank and mf have one)");
+      throw cli::usage_error(
+          "--config ps: there is no parameter-server version of lda (pagerank and mf have one)");
   } catch (const cli::usage_error& e) {
     std::fprintf(stderr, "bench_iterstore: %s (see --help)\n", e.what());
     return 2;
   }
   try {
     trainer::launcher launch(s.transport, s.ranks, argc, argv);
-    if (s.ranks < 2) throw cli::usage_error("needs at least 2 ranks (the parameter server has a server and workers)");
+    if (s.ranks < 2)
+      throw cli::usage_error("needs at least 2 ranks (the parameter server has a server and workers)");
     const std::size_t q = s.quick ? 10 : 1;
     const table_config cfg = config_of(s.config);
     outcome result;
@@ -693,9 +700,11 @@ int main(int argc, char** argv) {
       });
     }
     if (launch.leader()) {
-      std::printf("app=%s config=%s transport=%s ranks=%zu iterations=%zu per_iteration=%.6g setup=%.6g result=%.6g\n",
-                  s.app.c_str(), s.config.c_str(), s.transport.c_str(), s.ranks, s.iterations,
-                  result.per_iteration, result.setup, result.result);
+      std::printf(
+          "app=%s config=%s transport=%s ranks=%zu iterations=%zu per_iteration=%.6g setup=%.6g "
+          "result=%.6g\n",
+          s.app.c_str(), s.config.c_str(), s.transport.c_str(), s.ranks, s.iterations, result.per_iteration,
+          result.setup, result.result);
       std::fflush(stdout);
     }
   } catch (const cli::usage_error& e) {

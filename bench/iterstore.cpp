@@ -108,6 +108,10 @@ table_config config_of(const std::string& name) {
 
 struct outcome {
   double per_iteration = 0, setup = 0, result = 0;
+  /// Member 0's table counters per timed iteration (-1 on the parameter
+  /// server): rows fetched from owners, update messages sent, and the
+  /// share of its reads that were of rows it owns.
+  double fetched = -1, messages = -1, own_share = -1;
 };
 
 // ---- PageRank ------------------------------------------------------------------------------
@@ -610,11 +614,18 @@ outcome run_table(Comm& comm, App& app, const table_config& cfg, std::size_t tim
   if (cfg.record && cfg.mode == dml::recording::real_iteration) t.end_recording();
   t.sync();
   app.iterate(t, warm + 1, false);
+  const dml::table_stats before = t.stats();
   const auto timed_start = clock_type::now();
   for (std::size_t k = warm + 2; k < warm + 2 + timed; ++k) app.iterate(t, k, false);
   t.sync();
   const auto end = clock_type::now();
+  const dml::table_stats after = t.stats();
   outcome o;
+  const double k = static_cast<double>(timed);
+  o.fetched = static_cast<double>(after.rows_fetched - before.rows_fetched) / k;
+  o.messages = static_cast<double>(after.messages_sent - before.messages_sent) / k;
+  o.own_share = static_cast<double>(after.own_reads - before.own_reads) /
+                static_cast<double>(std::max<std::uint64_t>(1, after.reads - before.reads));
   o.setup = std::chrono::duration<double>(timed_start - start).count();
   o.per_iteration = std::chrono::duration<double>(end - timed_start).count() / static_cast<double>(timed);
   if (comm.rank() == 0) o.result = app.result(t, warm + 1 + timed);
@@ -702,9 +713,9 @@ int main(int argc, char** argv) {
     if (launch.leader()) {
       std::printf(
           "app=%s config=%s transport=%s ranks=%zu iterations=%zu per_iteration=%.6g setup=%.6g "
-          "result=%.6g\n",
+          "result=%.6g fetched=%.6g messages=%.6g own=%.6g\n",
           s.app.c_str(), s.config.c_str(), s.transport.c_str(), s.ranks, s.iterations, result.per_iteration,
-          result.setup, result.result);
+          result.setup, result.result, result.fetched, result.messages, result.own_share);
       std::fflush(stdout);
     }
   } catch (const cli::usage_error& e) {

@@ -9,12 +9,15 @@
 # when mpiexec is there. The configurations take turns within each repeat,
 # so that a change in the machine's load hits them alike. Prints one
 # markdown row per (transport, app, configuration): median milliseconds per
-# timed iteration, its ratio to all-off, the median milliseconds before the
-# timed iterations (recording, placement, the untimed iterations), and the
-# median result. Exits 1 if a configuration computed something else than the
-# others (PageRank: L1 distance to the serial power iteration above 1e-9;
-# MF: training RMSE more than 2 % from all-off's; LDA: counts that do not
-# add up) -- the only thing --quick (ctest's smoke run) checks.
+# timed iteration, its ratio to all-off, the fastest and slowest run, the
+# median milliseconds before the timed iterations (recording, placement,
+# the untimed iterations), member 0's table counters per timed iteration
+# (rows fetched from owners, update messages sent, share of its reads of
+# rows it owns; none for the parameter server) and the median result.
+# Exits 1 if a configuration computed something else than the others
+# (PageRank: L1 distance to the serial power iteration above 1e-9; MF:
+# training RMSE more than 2 % from all-off's; LDA: counts that do not add
+# up) -- the only thing --quick (ctest's smoke run) checks.
 #
 #   bench/iterstore.sh [--quick] [--no-mpi] [--repeats R] [--iterations K]
 #                      [--bin PATH | --build DIR]
@@ -75,16 +78,22 @@ rows = {}
 for line in open(sys.argv[1]):
     f = dict(kv.split("=", 1) for kv in line.split())
     key = (f["transport"], f["app"], f["config"])
-    rows.setdefault(key, []).append((float(f["per_iteration"]), float(f["setup"]), float(f["result"])))
+    rows.setdefault(key, []).append((float(f["per_iteration"]), float(f["setup"]), float(f["result"]),
+                                     float(f["fetched"]), float(f["messages"]), float(f["own"])))
 med = lambda xs: statistics.median(xs)
 bad = []
-print("| transport | app | configuration | ms per iteration | ratio to off | ms before | result |")
-print("|---|---|---|---:|---:|---:|---:|")
+print("| transport | app | configuration | ms per iteration | ratio to off | min-max ms | ms before "
+      "| rows fetched | messages | own reads | result |")
+print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 for key, rs in rows.items():
     tr, app, cfg = key
     off = rows[(tr, app, "off")]
     t, setup, result = med(r[0] for r in rs), med(r[1] for r in rs), med(r[2] for r in rs)
-    print(f"| {tr} | {app} | {cfg} | {1e3 * t:.2f} | {t / med(r[0] for r in off):.2f} | {1e3 * setup:.1f} | {result:.4g} |")
+    lo, hi = min(r[0] for r in rs), max(r[0] for r in rs)
+    fetched, messages, own = (med(r[i] for r in rs) for i in (3, 4, 5))
+    counters = (f"{fetched:.0f} | {messages:.0f} | {100 * own:.0f} %" if own >= 0 else "- | - | -")
+    print(f"| {tr} | {app} | {cfg} | {1e3 * t:.2f} | {t / med(r[0] for r in off):.2f} "
+          f"| {1e3 * lo:.1f}-{1e3 * hi:.1f} | {1e3 * setup:.1f} | {counters} | {result:.4g} |")
     for r in rs:
         if app == "pagerank" and not r[2] < 1e-9:
             bad.append(f"{tr} pagerank {cfg}: L1 distance {r[2]:g} to the serial power iteration (above 1e-9)")

@@ -178,8 +178,11 @@ double l1(const std::vector<double>& a, const std::vector<double>& b) {
 /// x_{k-1}), and each member adds the difference between its new
 /// contribution to a row and the one it gave that set before. Member m
 /// owns a contiguous range of blocks (the source nodes whose edges it
-/// follows); without placement row r lives on member r mod n, so most of a
-/// member's reads are remote until place_rows moves the rows.
+/// follows); without placement row r lives on member r mod n, so three
+/// quarters of a member's reads at 4 members are of rows others own.
+/// (Unlike dml-pagerank, whose layout puts a block's rows on the member
+/// that reads them: here that is left to place_rows, which may or may not
+/// manage it -- docs/tables.md.)
 struct pagerank_table {
   const graph& g;
   std::size_t block, blocks, member, members;

@@ -24,22 +24,25 @@ namespace {
 
 // Every rank runs the laws and asserts the merged outcome of all ranks.
 template <class Cons, class T>
-void check_on_world(table_laws::variant v, bool pauses) {
+void check_on_world(table_laws::variant v, bool pauses, bool batched = false) {
   auto& comm = world();
   table_laws::outcome out;
   std::string thrown;
   std::mt19937_64 rng(1234 + comm.rank());
   try {
     if (pauses)
-      table_laws::check_member<Cons, T>(comm, v, out, 6, [&] { mpi_test::random_pause(rng, 150us); });
+      table_laws::check_member<Cons, T>(
+          comm, v, out, 6, [&] { mpi_test::random_pause(rng, 150us); }, Cons{}, batched);
     else
-      table_laws::check_member<Cons, T>(comm, v, out, 6);
+      table_laws::check_member<Cons, T>(
+          comm, v, out, 6, [] {}, Cons{}, batched);
   } catch (const std::exception& e) {
     thrown = e.what();
   }
   int wrong = out.wrong + (thrown.empty() ? 0 : 1), total = 0;
   for (int w : mpi_test::all_values(comm, wrong)) total += w;
-  INFO("n = " << comm.size() << ", " << table_laws::name(v) << (pauses ? ", random pauses" : ""));
+  INFO("n = " << comm.size() << ", " << table_laws::name(v) << (pauses ? ", random pauses" : "")
+              << (batched ? ", batch reads" : ""));
   INFO(mpi_test::first_message(comm, thrown.empty() ? out.first_error : "threw: " + thrown));
   REQUIRE(total == 0);
 }
@@ -50,6 +53,9 @@ TEMPLATE_LIST_TEST_CASE("table law over MPI", "[table][law]", table_laws::polici
   for (auto v : table_laws::all_variants) check_on_world<TestType, double>(v, false);
   for (auto v : {table_laws::variant::plain, table_laws::variant::virtual_all, table_laws::variant::tight})
     check_on_world<TestType, float>(v, true);
+  // read_rows: the same laws on every row of one batch read per clock.
+  for (auto v : {table_laws::variant::plain, table_laws::variant::virtual_all, table_laws::variant::tight})
+    check_on_world<TestType, double>(v, true, true);
 }
 
 TEST_CASE("table: the survivors of a killed process go on with exactly their own updates",

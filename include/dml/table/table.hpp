@@ -164,6 +164,37 @@ class table {
     }
   }
 
+  /// Rows `rows`, in the order given (duplicates allowed, empty is fine),
+  /// each as read() would return it now: the same waits, bounds and
+  /// read-your-writes. The result holds rows.size() x row_length()
+  /// elements, row i at [i * row_length(), (i + 1) * row_length()), and stays
+  /// valid until this member's next call of the table. The rows of other
+  /// members that are not fresh enough in the cache are fetched with one
+  /// fetch per owner, in contiguous runs as the prefetch does, instead of one
+  /// per row. A row out of range anywhere in the list throws
+  /// `dml::config_error` naming it, before anything happens. Inside a
+  /// virtual iteration: zeros (the reads are noted).
+  [[nodiscard]] std::span<const T> read_rows(std::span<const std::size_t> rows) {
+    for (std::size_t r : rows) check_row(r, "read_rows");
+    if (rows.size() > std::numeric_limits<std::size_t>::max() / sizeof(T) / len_)
+      throw config_error("dml::table::read_rows: " + std::to_string(rows.size()) + " rows of " +
+                         std::to_string(len_) + " elements do not fit in memory");
+    if (recording_) {
+      for (std::size_t r : rows) ++pattern_.reads[r];
+      if (*recording_ == recording::virtual_iteration) {
+        zeros_.assign(rows.size() * len_, T{});
+        return zeros_;
+      }
+    }
+    for (;;) {
+      try {
+        return read_rows_once(rows);
+      } catch (const peer_failure&) {
+        recover_or_rethrow();
+      }
+    }
+  }
+
   /// row += delta, as an update of this member's current clock. Local: it
   /// is sent to the row's owner when the clock ends. `delta` must have
   /// row_length() elements. Inside a virtual iteration only noted.
@@ -311,6 +342,7 @@ class table {
 
   // ---- the operations, once ----------------------------------------------------
   std::span<const T> read_once(std::size_t row);
+  std::span<const T> read_rows_once(std::span<const std::size_t> rows);
 
   // Moves the current clock's updates into the outboxes (own rows: applied
   // at once) and ends the clock. Local: cannot fail half-way.
@@ -418,7 +450,9 @@ class table {
   // rows include `need` clocks of every member, under one version check,
   // and stores them (in the cache, or the last one in scratch_) with this
   // member's updates o had not applied.
-  void fetch(member_id o, std::span<const std::uint64_t> rows, std::uint64_t need);
+  // `dests` (empty, or one per row): where each row's value is copied as well.
+  void fetch(member_id o, std::span<const std::uint64_t> rows, std::uint64_t need,
+             std::span<T* const> dests = {});
 
   std::uint64_t get_word(member_id o, std::size_t word);
 
@@ -631,6 +665,7 @@ class table {
     scratch_generation_ = o.scratch_generation_;
     zeros_ = std::move(o.zeros_);
     fetched_ = std::move(o.fetched_);
+    batch_ = std::move(o.batch_);
     applied_buf_ = std::move(o.applied_buf_);
     runs_ = std::move(o.runs_);
     barriers_ = o.barriers_;
@@ -681,8 +716,8 @@ class table {
   // Reader.
   detail::row_cache<T> cache_;
   std::uint64_t generation_ = 1;
-  std::uint64_t prefetched_ = 0;  // clock + 1 of the last prefetch
-  std::vector<T> scratch_, zeros_, fetched_;
+  std::uint64_t prefetched_ = 0;                      // clock + 1 of the last prefetch
+  std::vector<T> scratch_, zeros_, fetched_, batch_;  // batch_: what read_rows returned
   std::size_t scratch_row_ = 0;  // the uncached row scratch_ holds, its age + 1 and generation
   std::uint64_t scratch_complete_ = 0, scratch_generation_ = 0;
   std::vector<std::uint64_t> applied_buf_;

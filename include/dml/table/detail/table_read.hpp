@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 DML_BEGIN_NAMESPACE
@@ -40,6 +42,71 @@ std::span<const T> table<T, Transport, Consistency>::read_once(std::size_t row) 
   if (auto* e = cache_.find(row); e != nullptr && e->generation == generation_)
     return cache_.values(*e).first(len_);
   return std::span<const T>(scratch_.data(), len_);
+}
+
+// read_rows(): the own rows as read() returns them, the fresh cached rows
+// of others, and one fetch per owner for the rest. Later places of a row
+// that appears more than once copy its first place (counted as cache hits).
+template <class T, class Transport, class Consistency>
+std::span<const T> table<T, Transport, Consistency>::read_rows_once(std::span<const std::size_t> rows) {
+  check_view();
+  progress();
+  const std::size_t count = rows.size();
+  batch_.assign(count * len_, T{});
+  stats_.reads += count;
+  const std::uint64_t need = need_now();
+  const member_id me = comm_->rank();
+  std::unordered_map<std::size_t, std::size_t> first;  // row -> its first place in `rows`
+  first.reserve(count);
+  bool own = false;
+  for (std::size_t i = 0; i < count; ++i) {
+    first.try_emplace(rows[i], i);
+    own = own || layout_.owner(rows[i]) == me;
+  }
+  if (own) wait_own(need);
+  maybe_prefetch(need);
+  // Per owner: (place at the owner, place in `rows`) of each row to fetch.
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> stale(comm_->size());
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t row = rows[i];
+    T* dst = batch_.data() + i * len_;
+    const member_id o = layout_.owner(row);
+    if (o == me) {
+      ++stats_.own_reads;
+      const auto v = own_value(row);
+      std::copy(v.begin(), v.end(), dst);
+    } else if (first.find(row)->second != i) {
+      continue;  // a later place of the row: copied below
+    } else if (auto* e = cache_.find(row); e != nullptr && fresh(*e, need)) {
+      ++stats_.cache_hits;
+      cache_.touch(*e);
+      const auto v = cache_.values(*e).first(len_);
+      std::copy(v.begin(), v.end(), dst);
+    } else {
+      stale[o].emplace_back(layout_.local(row), i);
+    }
+  }
+  std::vector<std::uint64_t> ids;
+  std::vector<T*> dests;
+  for (member_id o : comm_->view().live) {
+    auto& list = stale[o];
+    if (list.empty()) continue;
+    std::sort(list.begin(), list.end());
+    ids.clear();
+    dests.clear();
+    for (const auto& entry : list) {
+      ids.push_back(rows[entry.second]);
+      dests.push_back(batch_.data() + entry.second * len_);
+    }
+    fetch(o, ids, need, dests);
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t j = first.find(rows[i])->second;
+    if (j == i || layout_.owner(rows[i]) == me) continue;
+    ++stats_.cache_hits;
+    std::copy(batch_.data() + j * len_, batch_.data() + (j + 1) * len_, batch_.data() + i * len_);
+  }
+  return {batch_.data(), count * len_};
 }
 
 template <class T, class Transport, class Consistency>
@@ -84,7 +151,7 @@ void table<T, Transport, Consistency>::maybe_prefetch(std::uint64_t need) {
 
 template <class T, class Transport, class Consistency>
 void table<T, Transport, Consistency>::fetch(member_id o, std::span<const std::uint64_t> rows,
-                                             std::uint64_t need) {
+                                             std::uint64_t need, std::span<T* const> dests) {
   ++stats_.fetches;
   const std::size_t n = comm_->size();
   applied_buf_.resize(n);
@@ -135,7 +202,7 @@ void table<T, Transport, Consistency>::fetch(member_id o, std::span<const std::u
   const std::uint64_t own = applied_buf_[comm_->rank()];
   // Store each row: the owner's value, plus this member's batches the
   // owner had not applied, plus the current clock's updates.
-  std::size_t run = 0, base = 0;
+  std::size_t run = 0, base = 0, k = 0;
   for (std::uint64_t r : rows) {
     const std::size_t l = layout_.local(static_cast<std::size_t>(r));
     while (l >= runs_[run].first + runs_[run].second) base += runs_[run++].second;
@@ -165,6 +232,8 @@ void table<T, Transport, Consistency>::fetch(member_id o, std::span<const std::u
           for (std::size_t e2 = 0; e2 < len_; ++e2) dst[e2] += p[e2];
     if (const T* p = builders_[o].find(r, s))
       for (std::size_t e2 = 0; e2 < len_; ++e2) dst[e2] += p[e2];
+    if (!dests.empty()) std::copy(dst, dst + len_, dests[k]);
+    ++k;
   }
 }
 

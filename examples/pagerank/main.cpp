@@ -514,10 +514,12 @@ outcome table_pagerank(trainer::launcher& launch, const graph& g, const settings
       r.change = t.read(at.change(K))[K % B];
       r.ranks.assign(n, 0.0);
       const double base = t.read(at.base(K % 2))[0];
-      for (std::size_t b = 0; b < blocks; ++b) {
-        const auto row = t.read(at.row(K % 2, b));
-        for (std::size_t e = 0; e < B && b * B + e < n; ++e) r.ranks[b * B + e] = base + row[e];
-      }
+      // Every block in one batch read: a fetch per owner, not one per block.
+      std::vector<std::size_t> block_rows(blocks);
+      for (std::size_t b = 0; b < blocks; ++b) block_rows[b] = at.row(K % 2, b);
+      const auto all = t.read_rows(block_rows);
+      for (std::size_t b = 0; b < blocks; ++b)
+        for (std::size_t e = 0; e < B && b * B + e < n; ++e) r.ranks[b * B + e] = base + all[b * B + e];
       r.seconds = total;
       r.iterations = K;
       r.done = true;

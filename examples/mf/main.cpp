@@ -589,7 +589,16 @@ int main(int argc, char** argv) {
     if (launch.leader() && !s.ratings.empty())
       std::printf("dml-mf: %s: %zu users x %zu items (ids remapped densely)\n", s.ratings.c_str(), s.users,
                   s.items);
-    if (launch.leader())
+    if (launch.leader() && !s.ratings.empty())
+      std::printf(
+          "dml-mf: %zu training / %zu test ratings; rank %zu; %s, %zu epochs, %zu clocks per epoch, lr %g, "
+          "reg %g\n",
+          data.train.size(), data.test.size(), s.rank,
+          (std::to_string(s.ranks) + " ranks, " + s.transport + ", consistency " +
+           trainer::consistency_name(s))
+              .c_str(),
+          s.epochs, s.clocks, static_cast<double>(s.lr), static_cast<double>(s.reg));
+    else if (launch.leader())
       std::printf(
           "dml-mf: %zu x %zu rank %zu, noise %g, %zu training / %zu test ratings; %s, %zu epochs, %zu clocks "
           "per "

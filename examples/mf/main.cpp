@@ -51,6 +51,7 @@
 #include "../common/cli.hpp"
 #include "../common/launcher.hpp"
 #include "../common/table_app.hpp"
+#include "ratings.hpp"
 
 #include <dml/data/shard.hpp>
 
@@ -63,6 +64,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <fstream>
 #include <random>
 #include <span>
 #include <string>
@@ -75,7 +77,8 @@ using trainer::usage_error;
 
 struct settings : trainer::table_settings {
   std::size_t users = 300, items = 300, rank = 5, epochs = 20, clocks = 10;
-  double density = 0.5;
+  double density = 0.5, power_law = 0;
+  std::string ratings, test_ratings, write_ratings;  // files (--ratings, --test-ratings, --write-ratings)
   float noise = 0.1f, lr = 0.05f, reg = 0.01f;
   std::uint64_t seed = 1;
   bool check_serial = false, serial = false, virtual_iteration = false;
@@ -90,13 +93,18 @@ struct rating {
 
 struct problem {
   std::vector<rating> train, test;  // 90% / 10% of the observed entries
+  bool truth_known = true;          // generated (a file's ratings have no noiseless truth)
 };
 
 /// U* and V* with N(0, 1/sqrt(rank)) entries (so a true rating has variance
 /// about 1); each entry observed with probability `density`, with noise;
 /// 90% of the observed entries train, 10% test. The same random sequence
 /// as dml-mf-hogwild's generator: the same sizes and seed give the same
-/// ratings.
+/// ratings. With --power-law A, user i and item j have weights (i+1)^-A and
+/// (j+1)^-A scaled to mean 1, and the entry is observed with probability
+/// min(1, density x both weights): a few users and items have most of the
+/// ratings, as in real rating data, the expected count stays about the
+/// same, and the truth is planted as before.
 problem generate(const settings& s) {
   std::mt19937_64 rng(s.seed);
   std::normal_distribution<float> factor(0.0f, 1.0f / std::sqrt(std::sqrt(static_cast<float>(s.rank))));
@@ -106,14 +114,72 @@ problem generate(const settings& s) {
   Eigen::MatrixXf v(static_cast<Eigen::Index>(s.items), static_cast<Eigen::Index>(s.rank));
   u = u.unaryExpr([&](float) { return factor(rng); });
   v = v.unaryExpr([&](float) { return factor(rng); });
+  const auto weights = [&](std::size_t n) {
+    std::vector<double> w(n, 1.0);
+    if (s.power_law <= 0) return w;
+    double sum = 0;
+    for (std::size_t i = 0; i < n; ++i) sum += w[i] = std::pow(static_cast<double>(i + 1), -s.power_law);
+    for (double& x : w) x *= static_cast<double>(n) / sum;
+    return w;
+  };
+  const std::vector<double> wu = weights(s.users), wv = weights(s.items);
   problem out;
   for (std::uint32_t i = 0; i < s.users; ++i)
     for (std::uint32_t j = 0; j < s.items; ++j) {
-      if (coin(rng) >= s.density) continue;
+      const double p = s.power_law > 0 ? std::min(1.0, s.density * wu[i] * wv[j]) : s.density;
+      if (coin(rng) >= p) continue;
       const float truth = u.row(i).dot(v.row(j));
       (coin(rng) < 0.9 ? out.train : out.test).push_back({i, j, truth + noise(rng), truth});
     }
   return out;
+}
+
+/// The ratings of --ratings (and --test-ratings): ids mapped densely, the
+/// model's sizes set in `s` (one row per user and item that occurs); without
+/// --test-ratings 10% of the lines are held out by a coin of --seed, as the
+/// generator holds out 10% of its entries.
+problem load(settings& s) {
+  const std::vector<mf_ratings::entry> train = mf_ratings::read(s.ratings);
+  const std::vector<mf_ratings::entry> test =
+      s.test_ratings.empty() ? std::vector<mf_ratings::entry>{} : mf_ratings::read(s.test_ratings);
+  mf_ratings::dense_ids users, items;
+  for (const auto* set : {&train, &test})
+    for (const auto& e : *set) {
+      users.add(e.user);
+      items.add(e.item);
+    }
+  users.finish();
+  items.finish();
+  s.users = users.size();
+  s.items = items.size();
+  problem out;
+  out.truth_known = false;
+  std::mt19937_64 rng(s.seed);
+  std::uniform_real_distribution<double> coin(0.0, 1.0);
+  const auto to_rating = [&](const mf_ratings::entry& e) {
+    return rating{static_cast<std::uint32_t>(users(e.user)), static_cast<std::uint32_t>(items(e.item)),
+                  e.value, e.value};
+  };
+  for (const auto& e : train)
+    (s.test_ratings.empty() && coin(rng) >= 0.9 ? out.test : out.train).push_back(to_rating(e));
+  for (const auto& e : test) out.test.push_back(to_rating(e));
+  return out;
+}
+
+/// --write-ratings FILE: the training ratings to FILE and the test ratings
+/// to FILE.test, one `user item rating` line each (floats written exactly).
+void write_ratings(const problem& data, const std::string& path) {
+  for (const auto& [name, set] : {std::pair{path, &data.train}, std::pair{path + ".test", &data.test}}) {
+    std::ofstream out(name);
+    out << "# dml-mf ratings: user item rating\n";
+    char line[96];
+    for (const rating& r : *set) {
+      std::snprintf(line, sizeof line, "%u %u %.9g\n", static_cast<unsigned>(r.user),
+                    static_cast<unsigned>(r.item), static_cast<double>(r.value));
+      out << line;
+    }
+    if (!out.flush()) throw dml::data_error(name, 0, "cannot write the file");
+  }
 }
 
 // ---- the model ------------------------------------------------------------------------------
@@ -215,6 +281,8 @@ outcome table_mf(trainer::launcher& launch, const settings& s, const problem& da
     auto t = dml::make_table<double>(comm, model_rows + trainer::table_stats_rows<double>::count, k,
                                      trainer::table_consistency(s));
     trainer::table_stats_rows<double> stats(model_rows);
+    std::vector<std::size_t> every_row(model_rows);
+    for (std::size_t r = 0; r < model_rows; ++r) every_row[r] = r;
     std::vector<double> u(k), v(k), du(k), dv(k);
     std::size_t changes_printed = 0;
     double seconds = 0;
@@ -265,11 +333,10 @@ outcome table_mf(trainer::launcher& launch, const settings& s, const problem& da
     // The leader reads the whole model and prints the epoch's line.
     auto evaluate = [&](std::size_t epoch) {
       trainer::print_view_changes(comm, changes_printed);
-      std::vector<double> model(model_rows * k);
-      for (std::size_t r = 0; r < model_rows; ++r) {
-        const auto row = t.read(r);
-        std::copy(row.begin(), row.end(), model.begin() + static_cast<std::ptrdiff_t>(r * k));
-      }
+      // One batch read: a fetch per owner, not a round trip per row (which
+      // over the two-sided mpi transport costs seconds per evaluation).
+      const auto all = t.read_rows(every_row);
+      std::vector<double> model(all.begin(), all.end());
       const auto [test, truth] = rmse(model, s, data.test);
       result.last = {epoch, seconds, rmse(model, s, data.train).first, test, truth};
       print_epoch(result.last, trainer::describe(stats.read(t)));
@@ -445,6 +512,21 @@ bool parse(int argc, char** argv, settings& s) {
   app->add_option("--seed", s.seed, "data, initialization and shuffle seed, default 1")
       ->option_text("N")
       ->check(cli::whole_number<std::uint64_t>(0));
+  app->add_option("--power-law", s.power_law,
+                  "generated ratings: user and item i observed with weight\n(i+1)^-A (power-law counts), "
+                  "default 0: uniform")
+      ->option_text("A")
+      ->check(cli::number_where<double>([](double v) { return v >= 0 && v <= 4; }, "needs 0 .. 4"));
+  app->add_option("--ratings", s.ratings,
+                  "read the ratings from FILE ('user item rating' lines, ids\nremapped densely) instead of "
+                  "generating them")
+      ->option_text("FILE");
+  app->add_option("--test-ratings", s.test_ratings,
+                  "with --ratings: the held-out ratings (default: 10% of\n--ratings, chosen by --seed)")
+      ->option_text("FILE");
+  app->add_option("--write-ratings", s.write_ratings,
+                  "write the generated training ratings to FILE and the test\nratings to FILE.test")
+      ->option_text("FILE");
   app->add_flag("--virtual-iteration", s.virtual_iteration,
                 "record the first epoch's accesses in a virtual iteration\nand specialize the table to them");
   app->add_flag("--serial", s.serial, "the serial SGD only (no table)");
@@ -455,7 +537,13 @@ bool parse(int argc, char** argv, settings& s) {
   trainer::check_table_settings(*app, s, s.epochs, "epoch");
   if (s.users > (std::size_t{1} << 24) || s.items > (std::size_t{1} << 24))
     throw usage_error("--users and --items: at most 2^24 each");
-  if (s.rank > std::min(s.users, s.items))
+  if (!s.test_ratings.empty() && s.ratings.empty()) throw usage_error("--test-ratings needs --ratings");
+  if (!s.ratings.empty() && !s.write_ratings.empty())
+    throw usage_error("--write-ratings writes generated ratings; not with --ratings");
+  for (const char* generator_option : {"--users", "--items", "--density", "--noise", "--power-law"})
+    if (!s.ratings.empty() && app->count(generator_option) != 0)
+      throw usage_error(std::string(generator_option) + " shapes generated ratings; not with --ratings");
+  if (s.ratings.empty() && s.rank > std::min(s.users, s.items))
     throw usage_error(
         "--rank " + std::to_string(s.rank) + " is more than the matrix's " +
         (s.users <= s.items ? "--users " + std::to_string(s.users) : "--items " + std::to_string(s.items)) +
@@ -483,7 +571,14 @@ int main(int argc, char** argv) {
   }
   try {
     trainer::launcher launch = trainer::table_launcher(s, argc, argv);  // starts MPI for mpi_rma / mpi
-    const problem data = generate(s);
+    const problem data = s.ratings.empty() ? generate(s) : load(s);
+    if (!s.ratings.empty() && (data.train.empty() || data.test.empty()))
+      throw usage_error(s.ratings + " gives " + std::to_string(data.train.size()) + " training and " +
+                        std::to_string(data.test.size()) + " test ratings; both need some");
+    if (!s.ratings.empty() && s.rank > std::min(s.users, s.items))
+      throw usage_error("--rank " + std::to_string(s.rank) + " is more than the " + std::to_string(s.users) +
+                        " users or " + std::to_string(s.items) + " items of " + s.ratings);
+    if (!s.write_ratings.empty() && launch.leader()) write_ratings(data, s.write_ratings);
     if (data.train.empty() || data.test.empty())
       throw usage_error("the generated matrix has " + std::to_string(data.train.size()) + " training and " +
                         std::to_string(data.test.size()) + " test ratings; both need some (raise --density)");
@@ -491,7 +586,19 @@ int main(int argc, char** argv) {
       throw usage_error(std::to_string(data.train.size()) + " training ratings are too few for " +
                         std::to_string(s.ranks) + " ranks with " + std::to_string(s.clocks) +
                         " clocks per epoch (each clock needs a rating on every rank)");
-    if (launch.leader())
+    if (launch.leader() && !s.ratings.empty())
+      std::printf("dml-mf: %s: %zu users x %zu items (ids remapped densely)\n", s.ratings.c_str(), s.users,
+                  s.items);
+    if (launch.leader() && !s.ratings.empty())
+      std::printf(
+          "dml-mf: %zu training / %zu test ratings; rank %zu; %s, %zu epochs, %zu clocks per epoch, lr %g, "
+          "reg %g\n",
+          data.train.size(), data.test.size(), s.rank,
+          (std::to_string(s.ranks) + " ranks, " + s.transport + ", consistency " +
+           trainer::consistency_name(s))
+              .c_str(),
+          s.epochs, s.clocks, static_cast<double>(s.lr), static_cast<double>(s.reg));
+    else if (launch.leader())
       std::printf(
           "dml-mf: %zu x %zu rank %zu, noise %g, %zu training / %zu test ratings; %s, %zu epochs, %zu clocks "
           "per "
@@ -505,10 +612,15 @@ int main(int argc, char** argv) {
     const outcome r = s.serial ? serial_sgd(s, data, true) : table_mf(launch, s, data);
     if (!launch.leader()) return 0;
     if (!r.done) throw std::runtime_error("the run did not complete: no member finished the last epoch");
-    std::printf("noise %.4f: test rmse %.5f is %.1f%% above it; rmse against the noiseless truth %.5f\n",
-                static_cast<double>(s.noise), r.last.test, 100 * (r.last.test / s.noise - 1), r.last.truth);
-    std::printf("final: rmse=%.5f seconds=%.3f truth=%.5f epochs=%zu\n", r.last.test, r.last.seconds,
-                r.last.truth, s.epochs);
+    if (data.truth_known) {
+      std::printf("noise %.4f: test rmse %.5f is %.1f%% above it; rmse against the noiseless truth %.5f\n",
+                  static_cast<double>(s.noise), r.last.test, 100 * (r.last.test / s.noise - 1), r.last.truth);
+      std::printf("final: rmse=%.5f seconds=%.3f truth=%.5f epochs=%zu\n", r.last.test, r.last.seconds,
+                  r.last.truth, s.epochs);
+    } else {  // a file's ratings: no truth to compare with
+      std::printf("final: rmse=%.5f seconds=%.3f truth=n/a epochs=%zu\n", r.last.test, r.last.seconds,
+                  s.epochs);
+    }
     std::fflush(stdout);
     if (s.check_serial && !check_against_serial(r, s, data)) return 1;
   } catch (const usage_error& e) {

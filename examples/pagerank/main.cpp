@@ -56,14 +56,16 @@
 // survivors' (docs/tables.md). The shards are computed over the live view
 // at every iteration and a survivor adds new-minus-given as always, so the
 // dead member's nodes would get their contribution from their new owner
-// at the next iteration. Written that way; not tested with killed members
-// yet.
+// at the next iteration. The iteration is a contraction, so the
+// survivors' ranks return to the fixed point the iteration converges to
+// (--kill R@I stops member R at the start of iteration I; tested).
 #include <dml/error.hpp>
 #include <dml/io.hpp>
 #include <dml/table.hpp>
 
 #include "../common/cli.hpp"
 #include "../common/launcher.hpp"
+#include "../common/table_app.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -103,6 +105,7 @@ struct settings {
   std::uint64_t generate = 0, seed = 1;
   std::size_t iterations = 30, ranks = 4, block = 64;
   bool serial = false, check_serial = false, ranks_given = false;
+  std::vector<std::pair<std::size_t, std::size_t>> kill_at;  // --kill R@I: member R stops at iteration I
 };
 
 /// A directed graph: the edges as read, and by source (CSR) for the members.
@@ -458,7 +461,6 @@ outcome table_pagerank(trainer::launcher& launch, const graph& g, const settings
       t.update(at.change(j), delta);
     };
 
-    const bool leader = dml::io::leader(comm);
     const auto start = std::chrono::steady_clock::now();
     std::vector<double> seconds(K + 1, 0.0);
     std::size_t printed = 1;  // the next iteration whose line the leader prints
@@ -475,7 +477,10 @@ outcome table_pagerank(trainer::launcher& launch, const graph& g, const settings
     plan();
     give(0, static_cast<double>(owned_nodes) / (nd * nd));
     t.clock();
+    std::size_t changes_printed = 0;
     for (std::size_t k = 1; k <= K; ++k) {
+      for (const auto& kill : s.kill_at)
+        if (kill.first == comm.rank() && kill.second == k) trainer::stop_member(comm);
       plan();
       std::fill(next.begin(), next.end(), 0.0);
       double dangling = 0, change = 0;
@@ -499,7 +504,12 @@ outcome table_pagerank(trainer::launcher& launch, const graph& g, const settings
       if (k >= 2) add_change(k - 1, change);  // x_{k-1} against x_{k-2}
       t.clock();
       seconds[k] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (leader) print_complete(k - 1);
+      // The leader, recomputed: a successor of a killed leader goes on
+      // printing (from iteration 1: it cannot know what was printed).
+      if (dml::io::leader(comm)) {
+        trainer::print_view_changes(comm, changes_printed);
+        print_complete(k - 1);
+      }
     }
     // The last change (x_K against x_{K-1}), then everything is applied.
     plan();
@@ -509,15 +519,18 @@ outcome table_pagerank(trainer::launcher& launch, const graph& g, const settings
     t.sync();
     const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (dml::io::leader(comm)) {
+      trainer::print_view_changes(comm, changes_printed);
       print_complete(K);
       outcome& r = result;
       r.change = t.read(at.change(K))[K % B];
       r.ranks.assign(n, 0.0);
       const double base = t.read(at.base(K % 2))[0];
-      for (std::size_t b = 0; b < blocks; ++b) {
-        const auto row = t.read(at.row(K % 2, b));
-        for (std::size_t e = 0; e < B && b * B + e < n; ++e) r.ranks[b * B + e] = base + row[e];
-      }
+      // Every block in one batch read: a fetch per owner, not one per block.
+      std::vector<std::size_t> block_rows(blocks);
+      for (std::size_t b = 0; b < blocks; ++b) block_rows[b] = at.row(K % 2, b);
+      const auto all = t.read_rows(block_rows);
+      for (std::size_t b = 0; b < blocks; ++b)
+        for (std::size_t e = 0; e < B && b * B + e < n; ++e) r.ranks[b * B + e] = base + all[b * B + e];
       r.seconds = total;
       r.iterations = K;
       r.done = true;
@@ -613,6 +626,21 @@ bool parse(int argc, char** argv, settings& s) {
       ->option_text("N")
       ->check(cli::number_where<std::size_t>([](std::size_t v) { return v >= 1 && v <= 4096; },
                                              "needs 1 .. 4096 nodes per row"));
+  app->add_option_function<std::vector<std::string>>(
+         "--kill",
+         [&s](const std::vector<std::string>& kills) {
+           for (const auto& k : kills) s.kill_at.push_back(*trainer::member_at<std::size_t>(k, 1));
+         },
+         "fault injection (in-process): member R stops at the start\nof iteration I; repeatable")
+      ->option_text("R@I")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return trainer::member_at<std::size_t>(v, 1)
+                       ? std::string()
+                       : "needs MEMBER@iteration (e.g. 2@3, iterations from 1), got '" + v + "'";
+          },
+          "R@I"));
   app->add_flag("--serial", s.serial, "the serial power iteration only (no table)");
   app->add_flag(
       "--check-serial", s.check_serial,
@@ -630,6 +658,22 @@ bool parse(int argc, char** argv, settings& s) {
     throw usage_error("--serial runs in this process (--transport inproc)");
   if (s.serial && s.check_serial)
     throw usage_error("--check-serial compares a table run with --serial; not both");
+  if (!s.kill_at.empty() && (s.transport != "inproc" || s.serial))
+    throw usage_error("--kill is for in-process ranks of a table run; under MPI kill a process from outside");
+  std::vector<char> killed(s.ranks, 0);
+  for (const auto& [member, iteration] : s.kill_at) {
+    if (member >= s.ranks)
+      throw usage_error("--kill " + std::to_string(member) + "@...: there are only " +
+                        std::to_string(s.ranks) + " ranks");
+    if (killed[member]) throw usage_error("--kill: member " + std::to_string(member) + " is killed twice");
+    killed[member] = 1;
+    if (iteration > s.iterations)
+      throw usage_error("--kill " + std::to_string(member) + "@" + std::to_string(iteration) +
+                        ": the run has only " + std::to_string(s.iterations) + " iterations");
+  }
+  if (!s.kill_at.empty() && s.kill_at.size() >= s.ranks)
+    throw usage_error("every one of the " + std::to_string(s.ranks) +
+                      " ranks would be killed; one must survive");
   return true;
 }
 

@@ -88,3 +88,14 @@ lying = bytearray(two)
 lying[16:24] = struct.pack("<Q", 2**40)
 put("checkpoint", "lying-size", b"\x01" + bytes(lying))
 put("checkpoint", "truncated", b"\x00" + two[:70])
+
+
+# dml-mf rating files: a good file, huge ids, and one of each kind of bad line.
+put("ratings", "good", "# user item rating\n0 1 3.5\n\n2\t0 -1e0 # c\r\n1 1 4\n")
+put("ratings", "huge-ids", "4000000000 1 3.0\n18446744073709551615 2 1\n")
+put("ratings", "overflow", "18446744073709551616 1 1\n")
+put("ratings", "fields", "1 2\n1 2 3 4\n")
+put("ratings", "signs", "-1 2 3\n+1 2 3\n1 2 +-3\n")
+put("ratings", "special", "1 2 nan\n1 2 inf\n1 2 1e39\n1 2 0x10\n")
+put("ratings", "long", "1 2 " + "9" * 5000 + "\n")
+put("ratings", "empty", "")

@@ -164,6 +164,37 @@ class table {
     }
   }
 
+  /// Rows `rows`, in the order given (duplicates allowed, empty is fine),
+  /// each as read() would return it now: the same waits, bounds and
+  /// read-your-writes. The result holds rows.size() x row_length()
+  /// elements, row i at [i * row_length(), (i + 1) * row_length()), and stays
+  /// valid until this member's next call of the table. The rows of other
+  /// members that are not fresh enough in the cache are fetched with one
+  /// fetch per owner, in contiguous runs as the prefetch does, instead of one
+  /// per row. A row out of range anywhere in the list throws
+  /// `dml::config_error` naming it, before anything happens. Inside a
+  /// virtual iteration: zeros (the reads are noted).
+  [[nodiscard]] std::span<const T> read_rows(std::span<const std::size_t> rows) {
+    for (std::size_t r : rows) check_row(r, "read_rows");
+    if (rows.size() > std::numeric_limits<std::size_t>::max() / sizeof(T) / len_)
+      throw config_error("dml::table::read_rows: " + std::to_string(rows.size()) + " rows of " +
+                         std::to_string(len_) + " elements do not fit in memory");
+    if (recording_) {
+      for (std::size_t r : rows) ++pattern_.reads[r];
+      if (*recording_ == recording::virtual_iteration) {
+        zeros_.assign(rows.size() * len_, T{});
+        return zeros_;
+      }
+    }
+    for (;;) {
+      try {
+        return read_rows_once(rows);
+      } catch (const peer_failure&) {
+        recover_or_rethrow();
+      }
+    }
+  }
+
   /// row += delta, as an update of this member's current clock. Local: it
   /// is sent to the row's owner when the clock ends. `delta` must have
   /// row_length() elements. Inside a virtual iteration only noted.
@@ -310,186 +341,32 @@ class table {
   };
 
   // ---- the operations, once ----------------------------------------------------
-  std::span<const T> read_once(std::size_t row) {
-    check_view();
-    progress();
-    ++stats_.reads;
-    const std::uint64_t need = need_now();
-    const member_id me = comm_->rank();
-    const member_id o = layout_.owner(row);
-    if (o == me) {
-      ++stats_.own_reads;
-      wait_own(need);
-      return own_value(row);
-    }
-    maybe_prefetch(need);
-    if (auto* e = cache_.find(row); e != nullptr && fresh(*e, need)) {
-      ++stats_.cache_hits;
-      cache_.touch(*e);
-      return cache_.values(*e).first(len_);
-    }
-    const std::uint64_t r = row;
-    fetch(o, std::span<const std::uint64_t>(&r, 1), need);
-    if (auto* e = cache_.find(row); e != nullptr && e->generation == generation_)
-      return cache_.values(*e).first(len_);
-    return std::span<const T>(scratch_.data(), len_);
-  }
+  std::span<const T> read_once(std::size_t row);
+  std::span<const T> read_rows_once(std::span<const std::size_t> rows);
 
   // Moves the current clock's updates into the outboxes (own rows: applied
   // at once) and ends the clock. Local: cannot fail half-way.
-  void commit() {
-    const member_id me = comm_->rank();
-    for (member_id o : comm_->view().live) {
-      auto& b = builders_[o];
-      if (b.touched && contributions_kept()) add_contribution(b);
-      if (o == me) {
-        if (b.touched)
-          apply_rows(
-              b.count(), [&](std::size_t i) { return b.id(i); }, b.values.data(), false);
-      } else {
-        detail::sent_batch<T> s;
-        s.kind = detail::table_wire::updates;
-        s.clock = clock_;
-        if (b.touched) {
-          s.rows = std::move(b);
-        } else {
-          s.rows.stride = stride_;
-        }
-        outbox_[o].push_back(std::move(s));
-      }
-      b.reset(static_ids_for(o), stride_);
-    }
-    applied_[me] = clock_ + 1;
-    ++clock_;
-    ++stats_.clocks;
-    publish();
-  }
+  void commit();
 
   // Everything every member sent before is applied and published by its
   // owner. Collective.
-  void quiesce() {
-    check_view();
-    detail::table_wait(
-        *comm_, "room in a ring for the last batches",
-        [&]() -> std::optional<member_id> {
-          progress();
-          return pump() ? std::nullopt : std::optional<member_id>(first_unwritten());
-        },
-        stats_.wait_seconds);
-    table_barrier();  // every member's messages to this one have landed
-    progress();       // ... and are applied now
-    table_barrier();  // every owner has applied and published
-    prune_all();
-  }
+  void quiesce();
 
   // ---- the owner's side ----------------------------------------------------------
   // Applies what arrived in the rings, publishes, reports consumed words to
   // the senders and writes queued messages. Never waits.
-  void progress() {
-    const auto& live = comm_->view().live;
-    const member_id me = comm_->rank();
-    seg_.sync();
-    bool changed = false;
-    for (member_id m : live)
-      if (m != me) changed = poll_ring(m) || changed;
-    if (changed || !dirty_.empty()) publish();
-    for (member_id m : live) {
-      auto& r = recv_[m];
-      if (m != me && r.credit != 0) {
-        (void)seg_.fetch_add(m, me, r.credit);
-        r.credit = 0;
-      }
-    }
-    (void)pump();
-    prune_all();
-  }
+  void progress();
 
   // Consumes the complete messages in m's ring. Returns whether any row changed.
-  bool poll_ring(member_id m) {
-    namespace w = detail::table_wire;
-    auto& r = recv_[m];
-    bool changed = false;
-    for (;;) {
-      const std::size_t pos = static_cast<std::size_t>(r.tail % ring_);
-      const std::uint64_t t = w::tag(r.expect);
-      const std::uint64_t first = seg_.load(r.base + pos);
-      if (first == (t ^ w::skip_mask)) {
-        r.tail += ring_ - pos;
-        r.credit += ring_ - pos;
-        ++r.expect;
-        continue;
-      }
-      if (first != t) break;
-      const std::uint64_t count = seg_.load(r.base + pos + 3);
-      if (count > ring_) break;  // the header has not landed whole
-      const std::size_t words = w::message_words(static_cast<std::size_t>(count), rw_);
-      if (pos + words > ring_ || seg_.load(r.base + pos + words - 1) != t) break;
-      const std::uint64_t kind = seg_.load(r.base + pos + 1);
-      const std::uint64_t clock = seg_.load(r.base + pos + 2);
-      if (seg_.load(r.base + pos + 3) != count) malformed(m, "its row count changed");
-      consume(m, r, kind, clock, static_cast<std::size_t>(count), r.base + pos + w::header_words, changed);
-      r.tail += words;
-      r.credit += words;
-      ++r.expect;
-    }
-    return changed;
-  }
+  bool poll_ring(member_id m);
 
   void consume(member_id m, receiver& r, std::uint64_t kind, std::uint64_t clock, std::size_t count,
-               std::size_t at, bool& changed) {
-    namespace w = detail::table_wire;
-    const std::size_t old = r.ids.size();
-    r.ids.resize(old + count);
-    r.values.resize((old + count) * stride_);
-    if (count != 0) {
-      seg_.read(at, std::as_writable_bytes(std::span(r.ids.data() + old, count)));
-      seg_.read(at + count,
-                std::as_writable_bytes(std::span(r.values.data() + old * stride_, count * stride_)));
-    }
-    const bool end = (kind & end_flag) != 0;
-    switch (kind & ~end_flag) {
-      case w::updates:
-        received_from_[m] += count;
-        if (!end) return;
-        if (clock != applied_[m])
-          malformed(m, "its batch of clock " + std::to_string(clock) + " arrived, but " +
-                           std::to_string(applied_[m]) + " of its clocks are applied");
-        apply_rows(
-            r.ids.size(), [&](std::size_t i) { return r.ids[i]; }, r.values.data(), true);
-        ++applied_[m];
-        ++stats_.batches_applied;
-        changed = true;
-        break;
-      case w::values:
-        apply_rows(
-            r.ids.size(), [&](std::size_t i) { return r.ids[i]; }, r.values.data(), true);
-        changed = changed || !r.ids.empty();
-        if (end) r.ended = true;
-        break;
-      default:
-        malformed(m, "unknown message kind " + std::to_string(kind));
-    }
-    r.ids.clear();
-    r.values.clear();
-  }
+               std::size_t at, bool& changed);
 
   // master[row] += values[i] for the count rows id(i); checked when they
   // come from another member.
   template <class Id>
-  void apply_rows(std::size_t count, Id&& id, const T* values, bool check) {
-    const member_id me = comm_->rank();
-    for (std::size_t i = 0; i < count; ++i) {
-      const std::uint64_t row = id(i);
-      if (check && (row >= rows_ || layout_.owner(static_cast<std::size_t>(row)) != me))
-        throw comm_error("dml::table: member " + std::to_string(me) + " received row " + std::to_string(row) +
-                         ", which it does not own");
-      const std::size_t l = layout_.local(static_cast<std::size_t>(row));
-      T* dst = master_.data() + l * stride_;
-      const T* src = values + i * stride_;
-      for (std::size_t e = 0; e < len_; ++e) dst[e] += src[e];
-      mark_dirty(l);
-    }
-  }
+  void apply_rows(std::size_t count, Id&& id, const T* values, bool check);
 
   void mark_dirty(std::size_t local) {
     if (!is_dirty_[local]) {
@@ -500,27 +377,7 @@ class table {
 
   // Rewrites the changed rows and the applied clocks in the own segment
   // under the version word (odd while rewriting).
-  void publish() {
-    const member_id me = comm_->rank();
-    std::uint64_t odd = version_ + 1;
-    seg_.put(me, 0, std::as_bytes(std::span(&odd, 1)));
-    seg_.order(me);
-    std::sort(dirty_.begin(), dirty_.end());
-    for (std::size_t i = 0; i < dirty_.size();) {
-      std::size_t j = i + 1;
-      while (j < dirty_.size() && dirty_[j] == dirty_[j - 1] + 1) ++j;
-      const std::size_t first = dirty_[i], n = j - i;
-      seg_.put(me, lay_.row(first), std::as_bytes(std::span(master_.data() + first * stride_, n * stride_)));
-      for (std::size_t k = i; k < j; ++k) is_dirty_[dirty_[k]] = 0;
-      i = j;
-    }
-    dirty_.clear();
-    seg_.put(me, lay_.applied(0), std::as_bytes(std::span(applied_)));
-    seg_.order(me);
-    version_ += 2;
-    seg_.put(me, 0, std::as_bytes(std::span(&version_, 1)));
-    seg_.flush(me);
-  }
+  void publish();
 
   [[noreturn]] void malformed(member_id m, const std::string& why) const {
     throw comm_error("dml::table: member " + std::to_string(comm_->rank()) +
@@ -530,99 +387,17 @@ class table {
   // ---- the sender's side -----------------------------------------------------------
   // Writes queued messages while their owners' rings have room; returns
   // whether everything queued is written.
-  bool pump() {
-    const member_id me = comm_->rank();
-    bool all = true;
-    for (member_id o : comm_->view().live) {
-      if (o == me) continue;
-      for (auto& b : outbox_[o]) {
-        if (b.complete) continue;
-        if (!write_some(o, b)) {
-          all = false;
-          break;  // a batch's messages and batches stay in order
-        }
-      }
-    }
-    return all;
-  }
+  bool pump();
 
-  bool write_some(member_id o, detail::sent_batch<T>& b) {
-    namespace w = detail::table_wire;
-    const std::size_t per_message = (ring_ / 2 - w::header_words - w::footer_words) / (1 + rw_);
-    const bool per_row = b.kind == w::updates && !opts_.batch_updates;
-    for (;;) {
-      const std::size_t count = b.rows.count();
-      const std::size_t k = std::min(count - b.written, per_row ? std::size_t{1} : per_message);
-      // With one message per row the end marker is a message of its own.
-      const bool end = b.written + k == count && !(per_row && k != 0);
-      const std::size_t words = w::message_words(k, rw_);
-      if (!reserve(o, words)) return false;
-      const std::uint64_t seq = ++seq_[o];
-      const std::uint64_t t = w::tag(seq);
-      const std::size_t at = at_[o] + static_cast<std::size_t>(head_[o] % ring_);
-      const std::uint64_t head[w::header_words] = {t, b.kind | (end ? end_flag : 0), b.clock, k};
-      seg_.put(o, at, std::as_bytes(std::span(head)));
-      if (k != 0) {
-        const std::size_t s = b.written, sc = b.rows.static_count;
-        if (s < sc) {
-          const std::size_t n = std::min(k, sc - s);
-          seg_.put(o, at + w::header_words, std::as_bytes(std::span(b.rows.static_ids->data() + s, n)));
-        }
-        if (s + k > sc) {
-          const std::size_t from = std::max(s, sc);
-          seg_.put(o, at + w::header_words + (from - s),
-                   std::as_bytes(std::span(b.rows.extra_ids.data() + (from - sc), s + k - from)));
-        }
-        seg_.put(o, at + w::header_words + k,
-                 std::as_bytes(std::span(b.rows.values.data() + s * stride_, k * stride_)));
-      }
-      seg_.order(o);
-      seg_.put(o, at + words - 1, std::as_bytes(std::span(&t, 1)));
-      head_[o] += words;
-      b.written += k;
-      ++stats_.messages_sent;
-      stats_.bytes_sent += 8 * words;
-      if (end) {
-        b.complete = true;
-        b.end = head_[o];
-        return true;
-      }
-    }
-  }
+  bool write_some(member_id o, detail::sent_batch<T>& b);
 
   // Room for a message of `words` in o's ring (after a skip word if it does
   // not fit before the ring's end); writes the skip word.
-  bool reserve(member_id o, std::size_t words) {
-    const std::size_t pos = static_cast<std::size_t>(head_[o] % ring_);
-    const std::size_t waste = pos + words > ring_ ? ring_ - pos : 0;
-    const auto room = [&] { return head_[o] + waste + words - credit_[o] <= ring_; };
-    if (!room()) {
-      credit_[o] = seg_.load_control(o);
-      if (!room()) return false;
-    }
-    if (waste != 0) {
-      const std::uint64_t skip = detail::table_wire::tag(++seq_[o]) ^ detail::table_wire::skip_mask;
-      seg_.put(o, at_[o] + pos, std::as_bytes(std::span(&skip, 1)));
-      head_[o] += waste;
-    }
-    return true;
-  }
+  bool reserve(member_id o, std::size_t words);
 
   // Drops batches their owners have applied (the owner consumed their end
   // marker, so its published rows include them).
-  void prune_all() {
-    const member_id me = comm_->rank();
-    for (member_id o : comm_->view().live) {
-      if (o == me) continue;
-      auto& q = outbox_[o];
-      if (q.empty() || !q.front().complete) continue;
-      if (q.front().end > credit_[o]) credit_[o] = seg_.load_control(o);
-      while (!q.empty() && q.front().complete && q.front().end <= credit_[o]) {
-        if (q.front().kind == detail::table_wire::updates) pruned_[o] = q.front().clock + 1;
-        q.pop_front();
-      }
-    }
-  }
+  void prune_all();
 
   [[nodiscard]] member_id first_unwritten() const {
     for (member_id o : comm_->view().live)
@@ -651,17 +426,7 @@ class table {
     return c;
   }
 
-  void wait_own(std::uint64_t need) {
-    const bool waited = detail::table_wait(
-        *comm_, "its updates of a clock (to rows this member owns)",
-        [&]() -> std::optional<member_id> {
-          progress();
-          if (own_complete() >= need) return std::nullopt;
-          return laggard(applied_);
-        },
-        stats_.wait_seconds);
-    if (waited) ++stats_.reads_waited;
-  }
+  void wait_own(std::uint64_t need);
 
   // The live member with the fewest applied clocks.
   [[nodiscard]] member_id laggard(std::span<const std::uint64_t> applied) const {
@@ -675,127 +440,21 @@ class table {
     return who;
   }
 
-  std::span<const T> own_value(std::size_t row) {
-    const T* master = master_.data() + layout_.local(row) * stride_;
-    const T* mine = builders_[comm_->rank()].find(row, slot(row));
-    if (mine == nullptr) return {master, len_};
-    scratch_.resize(stride_);
-    for (std::size_t e = 0; e < len_; ++e) scratch_[e] = master[e] + mine[e];
-    return {scratch_.data(), len_};
-  }
+  std::span<const T> own_value(std::size_t row);
 
   // At the first read of a clock: refreshes every stale row of the
   // prefetch lists, owner by owner.
-  void maybe_prefetch(std::uint64_t need) {
-    if (!have_pattern_ || !opts_.prefetch || prefetched_ == clock_ + 1) return;
-    prefetched_ = clock_ + 1;
-    const member_id me = comm_->rank();
-    std::vector<std::uint64_t> stale;
-    for (member_id o : comm_->view().live) {
-      if (o == me || prefetch_[o].empty()) continue;
-      stale.clear();
-      for (std::uint64_t r : prefetch_[o]) {
-        const auto* e = cache_.find(r);
-        if (e == nullptr || !fresh(*e, need)) stale.push_back(r);
-      }
-      if (!stale.empty()) fetch(o, stale, need);
-    }
-  }
+  void maybe_prefetch(std::uint64_t need);
 
   // Fetches `rows` (ascending by their place at o) from owner o once o's
   // rows include `need` clocks of every member, under one version check,
   // and stores them (in the cache, or the last one in scratch_) with this
   // member's updates o had not applied.
-  void fetch(member_id o, std::span<const std::uint64_t> rows, std::uint64_t need) {
-    ++stats_.fetches;
-    const std::size_t n = comm_->size();
-    applied_buf_.resize(n);
-    // Runs of local rows, joined across small gaps.
-    runs_.clear();
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const std::size_t l = layout_.local(static_cast<std::size_t>(rows[i]));
-      if (!runs_.empty() && l >= runs_.back().first &&
-          l <= runs_.back().first + runs_.back().second + max_gap_rows)
-        runs_.back().second = std::max(runs_.back().second, l - runs_.back().first + 1);
-      else
-        runs_.emplace_back(l, 1);
-    }
-    std::size_t total = 0;
-    for (const auto& [first, count] : runs_) total += count;
-    fetched_.resize(total * stride_);
-    std::uint64_t v1 = 0;
-    const auto attempt = [&]() -> std::optional<member_id> {
-      progress();
-      v1 = get_word(o, 0);
-      if (v1 % 2 != 0) return o;
-      seg_.get(o, lay_.applied(0), std::as_writable_bytes(std::span(applied_buf_)));
-      ++stats_.gets;
-      std::uint64_t complete = never;
-      for (member_id m : comm_->view().live) complete = std::min(complete, applied_buf_[m]);
-      if (complete < need) {
-        const member_id who = laggard(applied_buf_);
-        return who == comm_->rank() ? o : who;  // o has not applied this member's batch yet
-      }
-      std::size_t off = 0;
-      for (const auto& [first, count] : runs_) {
-        seg_.get(o, lay_.row(first),
-                 std::as_writable_bytes(std::span(fetched_.data() + off * stride_, count * stride_)));
-        ++stats_.gets;
-        off += count;
-      }
-      if (get_word(o, 0) != v1 || applied_buf_[comm_->rank()] < pruned_[o]) {
-        ++stats_.torn_fetches;
-        return o;
-      }
-      return std::nullopt;
-    };
-    if (detail::table_wait(*comm_, "rows recent enough", attempt, stats_.wait_seconds)) ++stats_.reads_waited;
-    stats_.bytes_received += 8 * (2 + n + total * rw_);
-    stats_.rows_fetched += rows.size();
-    std::uint64_t complete = never;
-    for (member_id m : comm_->view().live) complete = std::min(complete, applied_buf_[m]);
-    const std::uint64_t own = applied_buf_[comm_->rank()];
-    // Store each row: the owner's value, plus this member's batches the
-    // owner had not applied, plus the current clock's updates.
-    std::size_t run = 0, base = 0;
-    for (std::uint64_t r : rows) {
-      const std::size_t l = layout_.local(static_cast<std::size_t>(r));
-      while (l >= runs_[run].first + runs_[run].second) base += runs_[run++].second;
-      const T* src = fetched_.data() + (base + l - runs_[run].first) * stride_;
-      auto* e = cache_.find(r);
-      if (e == nullptr) e = cache_.insert(r, stats_.evictions);
-      T* dst;
-      if (e != nullptr) {
-        e->complete = complete;
-        e->own_applied = own;
-        e->generation = generation_;
-        e->fetched = clock_;
-        cache_.touch(*e);
-        dst = cache_.values(*e).data();
-      } else {
-        scratch_.resize(stride_);
-        dst = scratch_.data();
-        scratch_row_ = static_cast<std::size_t>(r);
-        scratch_complete_ = complete;
-        scratch_generation_ = generation_;
-      }
-      std::copy(src, src + stride_, dst);
-      const std::uint32_t s = slot(static_cast<std::size_t>(r));
-      for (const auto& b : outbox_[o])
-        if (b.kind == detail::table_wire::updates && b.clock >= own)
-          if (const T* p = b.rows.find(r, s))
-            for (std::size_t e2 = 0; e2 < len_; ++e2) dst[e2] += p[e2];
-      if (const T* p = builders_[o].find(r, s))
-        for (std::size_t e2 = 0; e2 < len_; ++e2) dst[e2] += p[e2];
-    }
-  }
+  // `dests` (empty, or one per row): where each row's value is copied as well.
+  void fetch(member_id o, std::span<const std::uint64_t> rows, std::uint64_t need,
+             std::span<T* const> dests = {});
 
-  std::uint64_t get_word(member_id o, std::size_t word) {
-    std::uint64_t v = 0;
-    seg_.get(o, word, std::as_writable_bytes(std::span(&v, 1)));
-    ++stats_.gets;
-    return v;
-  }
+  std::uint64_t get_word(member_id o, std::size_t word);
 
   void invalidate() {
     ++generation_;
@@ -807,335 +466,37 @@ class table {
   // that every member keeps serving its rings while it waits (a member
   // blocked in the transport's barrier would not, and a sender waiting for
   // room in its ring could never arrive).
-  void table_barrier() {
-    const auto& live = comm_->view().live;
-    const member_id me = comm_->rank();
-    ++barriers_;
-    for (member_id m : live) (void)seg_.fetch_add(m, lay_.arrivals(me), 1);
-    detail::table_wait(
-        *comm_, "the table's barrier",
-        [&]() -> std::optional<member_id> {
-          progress();
-          for (member_id m : live)
-            if (seg_.load_control(lay_.arrivals(m)) < barriers_) return m;
-          return std::nullopt;
-        },
-        stats_.wait_seconds);
-  }
+  void table_barrier();
 
   // Collective over the current view: checks that members agree, computes
   // who owns what, makes the segment and (when a table is rebuilt or its
   // rows move) streams the rows' values to their new owners.
-  void build(source src) {
-    const auto view = comm_->view();
-    const member_id me = comm_->rank();
-    const std::size_t n = comm_->size();
-    std::string problem;
-    try {
-      validate_local();
-    } catch (const config_error& e) {
-      problem = e.what();
-    }
-    description_ = describe();
-    const std::uint64_t mine[3] = {clock_, placements_, collectives_done_};
-    std::string record(sizeof mine, '\0');
-    std::memcpy(record.data(), mine, sizeof mine);
-    record += problem.empty() ? description_ : "!" + problem;
-    const auto all = comm_->exchange(std::as_bytes(std::span<const char>(record.data(), record.size())));
-    if (all.size() != view.live.size()) throw comm_error("dml::table: malformed build records");
-    std::vector<std::uint64_t> clocks(n, 0);
-    std::vector<std::string> texts;
-    bool same_layout = true;
-    std::uint64_t placements = 0, done = 0;
-    for (std::size_t i = 0; i < all.size(); ++i) {
-      std::uint64_t theirs[3] = {0, 0, 0};
-      if (all[i].size() < sizeof theirs)
-        throw comm_error("dml::table: malformed build record from member " + std::to_string(view.live[i]));
-      std::memcpy(theirs, all[i].data(), sizeof theirs);
-      clocks[view.live[i]] = theirs[0];
-      same_layout = same_layout && theirs[1] == placements_;
-      placements = std::max(placements, theirs[1]);
-      done = std::max(done, theirs[2]);
-      texts.emplace_back(reinterpret_cast<const char*>(all[i].data()) + sizeof theirs,
-                         all[i].size() - sizeof theirs);
-    }
-    check_agreement(texts, view);
-    epoch_ = view.epoch;
-    collectives_done_ = done;  // a step some survivor completed counts as done for all
-    // Values to carry over: every survivor's own updates after a failure,
-    // or the owners' rows when they move.
-    std::vector<T> old_master;
-    detail::ownership old_layout;
-    if (src == source::migration) {
-      old_master = std::move(master_);
-      old_layout = layout_;
-      layout_ = std::move(next_layout_);
-      ++placements_;
-    } else if (layout_.rows() == rows_ && same_layout) {
-      layout_ = layout_.over(view.live, n);
-    } else {
-      // A failure cut a placement short on some members: every survivor
-      // falls back to the cyclic layout (its rows are rebuilt anyway).
-      layout_ = detail::ownership::cyclic(rows_, view.live, n);
-      placements_ = placements + 1;
-    }
-    install(view);
-    bool resumed = src == source::migration;
-    for (member_id m : view.live) resumed = resumed || clocks[m] != 0;
-    if (resumed) {
-      if (src == source::migration) {
-        stream_old_rows(old_layout, old_master);
-      } else {
-        stream_contributions();
-      }
-      finish_streaming();
-    }
-    for (member_id m : view.live) applied_[m] = clocks[m];
-    if (resumed) {
-      publish();
-      table_barrier();
-    }
-    (void)me;
-  }
+  void build(source src);
 
   // The segment and every role's state for the current view and layout.
-  void install(const comm::membership_view& view) {
-    const member_id me = comm_->rank();
-    const std::size_t n = comm_->size();
-    lay_ = detail::table_wire::layout{n, rw_, ring_};
-    const std::size_t owned = layout_.owned(me);
-    seg_ = segment_type{};  // the old view's segment is released first
-    seg_ = comm_->create_segment(lay_.data_words(owned, view.live.size()), lay_.control_words());
-    std::vector<std::size_t> position(n, 0);
-    for (std::size_t i = 0; i < view.live.size(); ++i) position[view.live[i]] = i;
-    // Owner.
-    master_.assign(owned * stride_, T{});
-    is_dirty_.assign(owned, 0);
-    dirty_.clear();
-    applied_.assign(n, never);
-    for (member_id m : view.live) applied_[m] = 0;
-    recv_.assign(n, receiver{});
-    for (member_id m : view.live) recv_[m].base = lay_.ring_of(owned, position[m]);
-    received_from_.assign(n, 0);
-    version_ = 0;
-    // Sender: the current clock's updates move to their new owners.
-    std::vector<std::pair<std::uint64_t, std::vector<T>>> pending;
-    for (auto& b : builders_)
-      if (b.touched)
-        for (std::size_t i = 0; i < b.count(); ++i)
-          pending.emplace_back(
-              b.id(i), std::vector<T>(b.values.begin() + static_cast<std::ptrdiff_t>(i * stride_),
-                                      b.values.begin() + static_cast<std::ptrdiff_t>((i + 1) * stride_)));
-    if (have_pattern_) choose_statics();
-    builders_.assign(n, detail::row_batch<T>{});
-    for (member_id o = 0; o < n; ++o) builders_[o].reset(static_ids_for(o), stride_);
-    for (const auto& [row, values] : pending) {
-      T* dst = builders_[layout_.owner(static_cast<std::size_t>(row))].at(
-          row, slot(static_cast<std::size_t>(row)));
-      for (std::size_t e = 0; e < stride_; ++e) dst[e] += values[e];
-    }
-    outbox_.assign(n, {});
-    head_.assign(n, 0);
-    seq_.assign(n, 0);
-    credit_.assign(n, 0);
-    pruned_.assign(n, 0);
-    at_.assign(n, 0);
-    for (member_id o : view.live) at_[o] = lay_.ring_of(layout_.owned(o), position[me]);
-    // Reader.
-    cache_.clear();
-    invalidate();
-    barriers_ = 0;
-    scratch_.assign(stride_, T{});
-  }
+  void install(const comm::membership_view& view);
 
-  void stream_contributions() {
-    const member_id me = comm_->rank();
-    std::vector<detail::row_batch<T>> out(comm_->size());
-    for (auto& b : out) b.reset(nullptr, stride_);
-    for (const auto& entry : contrib_index_) {
-      const std::uint64_t row = entry.first;  // not a structured binding: clang < 16 cannot capture one
-      const std::uint32_t at = entry.second;
-      const T* src = contrib_values_.data() + std::size_t{at} * stride_;
-      const member_id o = layout_.owner(static_cast<std::size_t>(row));
-      if (o == me) {
-        apply_rows(
-            1, [&](std::size_t) { return row; }, src, false);
-      } else {
-        T* dst = out[o].at(row, detail::no_slot);
-        std::copy(src, src + stride_, dst);
-      }
-    }
-    queue_values(out);
-  }
+  void stream_contributions();
 
-  void stream_old_rows(const detail::ownership& old, const std::vector<T>& old_master) {
-    const member_id me = comm_->rank();
-    std::vector<detail::row_batch<T>> out(comm_->size());
-    for (auto& b : out) b.reset(nullptr, stride_);
-    const std::size_t owned = old.owned(me);
-    for (std::size_t l = 0; l < owned; ++l) {
-      const T* src = old_master.data() + l * stride_;
-      if (std::all_of(src, src + len_, [](T x) { return x == T{}; })) continue;
-      const std::size_t row = old.global(me, l);
-      const member_id o = layout_.owner(row);
-      if (o == me) {
-        apply_rows(
-            1, [&](std::size_t) { return std::uint64_t{row}; }, src, false);
-      } else {
-        T* dst = out[o].at(row, detail::no_slot);
-        std::copy(src, src + stride_, dst);
-      }
-    }
-    queue_values(out);
-  }
+  void stream_old_rows(const detail::ownership& old, const std::vector<T>& old_master);
 
-  void queue_values(std::vector<detail::row_batch<T>>& out) {
-    const member_id me = comm_->rank();
-    for (member_id o : comm_->view().live) {
-      if (o == me) continue;
-      detail::sent_batch<T> s;
-      s.kind = detail::table_wire::values;
-      s.rows = std::move(out[o]);
-      outbox_[o].push_back(std::move(s));
-    }
-  }
+  void queue_values(std::vector<detail::row_batch<T>>& out);
 
   // Writes the queued values and waits for every live member's end marker.
-  void finish_streaming() {
-    const member_id me = comm_->rank();
-    detail::table_wait(
-        *comm_, "rows while the table is rebuilt",
-        [&]() -> std::optional<member_id> {
-          progress();
-          if (!pump()) return first_unwritten();
-          for (member_id m : comm_->view().live)
-            if (m != me && !recv_[m].ended) return m;
-          return std::nullopt;
-        },
-        stats_.wait_seconds);
-    for (auto& q : outbox_) q.clear();
-  }
+  void finish_streaming();
 
   // Called by dml::fault::recover over a new view: counts what the failed
   // members had sent, then rebuilds the table from the survivors' updates.
-  void rebuild() {
-    count_lost();
-    ++stats_.rebuilds;
-    build(source::contributions);
-  }
+  void rebuild();
 
-  void count_lost() {
-    namespace w = detail::table_wire;
-    const auto& live = comm_->view().live;
-    std::uint64_t lost = 0;
-    for (member_id m = 0; m < recv_.size(); ++m) {
-      if (std::binary_search(live.begin(), live.end(), m) || applied_[m] == never) continue;
-      lost += received_from_[m];
-      // Complete messages still in the ring.
-      auto& r = recv_[m];
-      std::uint64_t tail = r.tail, expect = r.expect;
-      for (std::size_t guard = 0; guard < ring_; ++guard) {
-        const std::size_t pos = static_cast<std::size_t>(tail % ring_);
-        const std::uint64_t t = w::tag(expect);
-        const std::uint64_t first = seg_.load(r.base + pos);
-        if (first == (t ^ w::skip_mask)) {
-          tail += ring_ - pos;
-          ++expect;
-          continue;
-        }
-        if (first != t) break;
-        const std::uint64_t count = seg_.load(r.base + pos + 3);
-        if (count > ring_) break;
-        const std::size_t words = w::message_words(static_cast<std::size_t>(count), rw_);
-        if (pos + words > ring_ || seg_.load(r.base + pos + words - 1) != t) break;
-        if ((seg_.load(r.base + pos + 1) & ~end_flag) == w::updates) lost += count;
-        tail += words;
-        ++expect;
-      }
-    }
-    stats_.lost_updates += lost;
-  }
+  void count_lost();
 
   // end_recording(): agree, move rows (place_rows), fix the layouts.
-  void specialize() {
-    check_view();
-    quiesce();
-    const auto& live = comm_->view().live;
-    const std::vector<std::uint64_t> accessed =
-        opts_.place_rows ? pattern_.accessed() : std::vector<std::uint64_t>{};
-    const auto all = comm_->exchange(std::as_bytes(std::span(accessed)));
-    if (all.size() != live.size()) throw comm_error("dml::table: malformed access records");
-    have_pattern_ = true;
-    if (opts_.place_rows) {
-      std::vector<std::vector<std::uint64_t>> lists(live.size());
-      for (std::size_t i = 0; i < all.size(); ++i) {
-        if (all[i].size() % 8 != 0) throw comm_error("dml::table: malformed access record");
-        lists[i].resize(all[i].size() / 8);
-        if (!all[i].empty())
-          std::memcpy(lists[i].data(), all[i].data(), all[i].size());  // never memcpy(nullptr)
-      }
-      next_layout_ = detail::ownership::placed(detail::place_rows(rows_, live, lists), live, comm_->size());
-      ++stats_.migrations;
-      build(source::migration);
-    } else {
-      // The layout stays; batches and caches take the pattern's shape.
-      choose_statics();
-      for (member_id o : live) {
-        auto& b = builders_[o];
-        std::vector<std::pair<std::uint64_t, std::vector<T>>> pending;
-        if (b.touched)
-          for (std::size_t i = 0; i < b.count(); ++i)
-            pending.emplace_back(
-                b.id(i), std::vector<T>(b.values.begin() + static_cast<std::ptrdiff_t>(i * stride_),
-                                        b.values.begin() + static_cast<std::ptrdiff_t>((i + 1) * stride_)));
-        b.reset(static_ids_for(o), stride_);
-        for (const auto& [row, values] : pending) {
-          T* dst = b.at(row, slot(static_cast<std::size_t>(row)));
-          for (std::size_t e = 0; e < stride_; ++e) dst[e] += values[e];
-        }
-      }
-      cache_.clear();
-      invalidate();
-    }
-  }
+  void specialize();
 
   // The pattern's shape for the current layout: the fixed rows of each
   // owner's batch, the cache policy, the prefetch lists.
-  void choose_statics() {
-    const member_id me = comm_->rank();
-    const std::size_t n = comm_->size();
-    static_ids_.assign(n, nullptr);
-    static_slot_.clear();
-    if (opts_.batch_updates && !pattern_.updates.empty()) {
-      static_slot_.assign(rows_, detail::no_slot);
-      std::vector<std::vector<std::uint64_t>> ids(n);
-      for (const auto& [row, k] : pattern_.updates)
-        ids[layout_.owner(static_cast<std::size_t>(row))].push_back(row);
-      for (member_id o = 0; o < n; ++o) {
-        std::sort(ids[o].begin(), ids[o].end());
-        for (std::size_t i = 0; i < ids[o].size(); ++i)
-          static_slot_[static_cast<std::size_t>(ids[o][i])] = static_cast<std::uint32_t>(i);
-        if (!ids[o].empty())
-          static_ids_[o] = std::make_shared<const std::vector<std::uint64_t>>(std::move(ids[o]));
-      }
-    }
-    // Rows of others this member reads, most read first.
-    std::vector<std::uint64_t> ranked;
-    for (std::uint64_t r : pattern_.most_read(0))
-      if (layout_.owner(static_cast<std::size_t>(r)) != me) ranked.push_back(r);
-    if (opts_.cache_rows != 0 && ranked.size() > opts_.cache_rows) ranked.resize(opts_.cache_rows);
-    cache_.configure(stride_, opts_.cache_rows);
-    if (opts_.static_cache)
-      cache_.make_static(std::unordered_set<std::uint64_t>(ranked.begin(), ranked.end()));
-    prefetch_.assign(n, {});
-    if (opts_.prefetch) {
-      for (std::uint64_t r : ranked) prefetch_[layout_.owner(static_cast<std::size_t>(r))].push_back(r);
-      for (auto& list : prefetch_)
-        std::sort(list.begin(), list.end(), [&](std::uint64_t a, std::uint64_t b) {
-          return layout_.local(static_cast<std::size_t>(a)) < layout_.local(static_cast<std::size_t>(b));
-        });
-    }
-  }
+  void choose_statics();
 
   [[nodiscard]] std::shared_ptr<const std::vector<std::uint64_t>> static_ids_for(member_id o) const {
     return o < static_ids_.size() ? static_ids_[o] : nullptr;
@@ -1147,17 +508,7 @@ class table {
   // ---- contributions: this member's updates of ended clocks (to rebuild from) ----
   [[nodiscard]] static constexpr bool contributions_kept() noexcept { return recoverable; }
 
-  void add_contribution(const detail::row_batch<T>& b) {
-    for (std::size_t i = 0; i < b.count(); ++i) {
-      const std::uint64_t row = b.id(i);
-      const auto [it, fresh] =
-          contrib_index_.try_emplace(row, static_cast<std::uint32_t>(contrib_index_.size()));
-      if (fresh) contrib_values_.resize(contrib_values_.size() + stride_, T{});
-      T* dst = contrib_values_.data() + std::size_t{it->second} * stride_;
-      const T* src = b.values.data() + i * stride_;
-      for (std::size_t e = 0; e < len_; ++e) dst[e] += src[e];
-    }
-  }
+  void add_contribution(const detail::row_batch<T>& b);
 
   // ---- membership ----------------------------------------------------------------
   void check_view() {
@@ -1314,6 +665,7 @@ class table {
     scratch_generation_ = o.scratch_generation_;
     zeros_ = std::move(o.zeros_);
     fetched_ = std::move(o.fetched_);
+    batch_ = std::move(o.batch_);
     applied_buf_ = std::move(o.applied_buf_);
     runs_ = std::move(o.runs_);
     barriers_ = o.barriers_;
@@ -1364,8 +716,8 @@ class table {
   // Reader.
   detail::row_cache<T> cache_;
   std::uint64_t generation_ = 1;
-  std::uint64_t prefetched_ = 0;  // clock + 1 of the last prefetch
-  std::vector<T> scratch_, zeros_, fetched_;
+  std::uint64_t prefetched_ = 0;                      // clock + 1 of the last prefetch
+  std::vector<T> scratch_, zeros_, fetched_, batch_;  // batch_: what read_rows returned
   std::size_t scratch_row_ = 0;  // the uncached row scratch_ holds, its age + 1 and generation
   std::uint64_t scratch_complete_ = 0, scratch_generation_ = 0;
   std::vector<std::uint64_t> applied_buf_;
@@ -1389,3 +741,8 @@ class table {
 };
 
 DML_END_NAMESPACE
+
+// The member functions, by concern.
+#include <dml/table/detail/table_read.hpp>
+#include <dml/table/detail/table_rebuild.hpp>
+#include <dml/table/detail/table_update.hpp>

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: BSL-1.0
+// Fuzz target: dml-mf's rating-file reader (examples/mf/ratings.hpp) and its
+// dense id map. Every rating read must be finite, every dense id below the
+// number of distinct ids, and an error must name a line that exists.
+#include "../../examples/mf/ratings.hpp"
+
+#include "fuzz.hpp"
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static dml_fuzz::scratch_file file;
+  const std::string& path = file.hold(data, size);
+  std::size_t newlines = 0;
+  for (std::size_t i = 0; i < size; ++i) newlines += data[i] == '\n' ? 1 : 0;
+  try {
+    const auto ratings = mf_ratings::read(path);
+    DML_FUZZ_CHECK(ratings.size() <= newlines + 1);  // at most one rating a line
+    mf_ratings::dense_ids users, items;
+    for (const auto& r : ratings) {
+      DML_FUZZ_CHECK(std::isfinite(r.value));
+      users.add(r.user);
+      items.add(r.item);
+    }
+    users.finish();
+    items.finish();
+    DML_FUZZ_CHECK(users.size() <= ratings.size() && items.size() <= ratings.size());
+    for (const auto& r : ratings) {
+      DML_FUZZ_CHECK(users.contains(r.user) && users(r.user) < users.size());
+      DML_FUZZ_CHECK(items.contains(r.item) && items(r.item) < items.size());
+    }
+  } catch (const dml::data_error& e) {
+    DML_FUZZ_CHECK(e.line() >= 1 && e.line() <= newlines + 1);
+    DML_FUZZ_CHECK(e.reason().size() < 400);  // tokens are cut, never copied whole
+  }
+  return 0;
+}

@@ -43,6 +43,10 @@ if [[ -n $sanitize ]]; then
   # Header, install and compile-fail checks test compilation only: the plain
   # run covers them, a sanitizer adds nothing.
   ctest_args=(-LE build_only "${ctest_args[@]}")
+  # The libFuzzer smoke test builds its fuzzers with ASan+UBSan whatever the
+  # build's flags (scripts/fuzz.sh), so the plain run already ran them
+  # sanitized; the corpus replays do run here, in this build's flags.
+  ctest_args=(-E "^fuzz: libFuzzer" "${ctest_args[@]}")
   # Build time: a sanitizer run skips the benchmarks (they are not tests).
   # The trainers are built with their MPI mode too, so their runs under
   # mpiexec (and the kill drivers') are sanitized as well.

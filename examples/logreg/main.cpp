@@ -219,9 +219,9 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
       const auto start = clock::now();
       for (;;) {
         const double t = std::chrono::duration<double>(clock::now() - start).count();
-        while (snapshots.size() + 1 < budget.reports &&
-               t >= budget.seconds * static_cast<double>(snapshots.size() + 1) /
-                        static_cast<double>(budget.reports)) {
+        while (snapshots.size() + 1 < budget.reports && t >= budget.seconds *
+                                                                 static_cast<double>(snapshots.size() + 1) /
+                                                                 static_cast<double>(budget.reports)) {
           snapshots.push_back(storage);
           snapshot_extras.push_back(extras_now(t));
         }
@@ -445,8 +445,9 @@ int main(int argc, char** argv) {
           throw trainer::usage_error("--reports is for --seconds");
         if (budget.seconds > 0) {
           if (app->count("--epochs") > 0)
-            throw trainer::usage_error("--seconds and --epochs exclude each other: train for a time or for "
-                                       "a number of epochs");
+            throw trainer::usage_error(
+                "--seconds and --epochs exclude each other: train for a time or for "
+                "a number of epochs");
           if (tune || !baseline.empty() || !s.kill_after.empty())
             throw trainer::usage_error("--seconds goes without --tune, --baseline and --kill-after");
           if (budget.reports > 1000)
@@ -473,7 +474,8 @@ int main(int argc, char** argv) {
     trainer::check_model_size(train_set.name, static_cast<std::size_t>(train_set.cols()), classes);
     // --seconds keeps reports - 1 snapshots of the model per rank
     trainer::check_inproc_memory(launch, s.ranks, (static_cast<std::size_t>(train_set.cols()) + 1) * classes,
-                                 s, false, budget.seconds > 0 ? static_cast<double>(budget.reports - 1) : 0.0);
+                                 s, false,
+                                 budget.seconds > 0 ? static_cast<double>(budget.reports - 1) : 0.0);
     // LIBSVM data: unless given, the step keeps lr x (1 + mean squared row
     // length) -- the squared length of a row with the bias's constant 1 --
     // at 32, about what the default 0.2 gives on Fashion-MNIST's pixels

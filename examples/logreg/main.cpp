@@ -216,12 +216,16 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
       std::vector<std::vector<double>> snapshot_extras;
       std::size_t pass = 0, k = steps, since_exchange = 0;
       float lr = s.lr;
+      // Whether the next snapshot, at k T / reports, is due at t.
+      auto snapshot_due = [&](double t) {
+        const auto k = static_cast<double>(snapshots.size() + 1);
+        return snapshots.size() + 1 < budget.reports &&
+               t >= budget.seconds * k / static_cast<double>(budget.reports);
+      };
       const auto start = clock::now();
       for (;;) {
         const double t = std::chrono::duration<double>(clock::now() - start).count();
-        while (snapshots.size() + 1 < budget.reports && t >= budget.seconds *
-                                                                 static_cast<double>(snapshots.size() + 1) /
-                                                                 static_cast<double>(budget.reports)) {
+        while (snapshot_due(t)) {
           snapshots.push_back(storage);
           snapshot_extras.push_back(extras_now(t));
         }

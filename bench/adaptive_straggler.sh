@@ -12,11 +12,22 @@
 # whose accuracy reaches TARGET), and the adaptive policy's switches in the
 # last run.
 #
-#   bench/adaptive_straggler.sh [BUILD_DIR] [REPEATS] [TARGET]
+# MODE seconds=T runs the experiment for a time instead (dml-logreg
+# --seconds T --reports 20): members are not tied to equal work, so under
+# asp, ssp and adaptive the fast ones may take more steps than the
+# straggler. bsp, asp, ssp (--slack 2) and adaptive at the default
+# --cb-size 256, with --straggler 7@4 and without, taking turns within each
+# repeat. One row per configuration: the medians of the final accuracy,
+# its difference from bsp's in the same setting, the seconds to TARGET (the
+# first of the 20 rows reaching it), and the local steps of the fast
+# members (their mean) and of member 7.
+#
+#   bench/adaptive_straggler.sh [BUILD_DIR] [REPEATS] [TARGET] [MODE]   MODE: epochs (default) | seconds=T
 set -eu
 build=${1:-build}
 repeats=${2:-3}
 target=${3:-0.835}
+mode=${4:-epochs}
 bin="$build/examples/logreg/dml-logreg"
 [ -x "$bin" ] || { echo "no $bin: cmake --build $build --target dml-logreg" >&2; exit 1; }
 out=$(mktemp -d)
@@ -25,8 +36,52 @@ trap 'rm -rf "$out"' EXIT
 run() {  # name consistency extra-arguments...: run number $r
   name=$1 consistency=$2
   shift 2
-  "$bin" --ranks 8 --consistency "$consistency" --csv "$out/$name.$r.csv" "$@" >"$out/$name.$r.log"
+  "$bin" --ranks 8 --consistency "$consistency" --csv "$out/$name.$r.csv" "$@" >"$out/$name.$r.log" 2>"$out/$name.$r.err"
 }
+
+case $mode in
+  epochs) ;;
+  seconds=*)
+    budget=${mode#seconds=}
+    for r in $(seq 1 "$repeats"); do
+      for straggler in none 7@4; do
+        for p in bsp asp ssp adaptive; do
+          set -- --seconds "$budget" --reports 20
+          [ "$straggler" = none ] || set -- "$@" --straggler "$straggler"
+          run "time_${straggler%@4}_$p" "$p" "$@"
+        done
+      done
+    done
+    python3 - "$out" "$repeats" "$target" "$budget" <<'PY'
+import csv, statistics, sys
+out, repeats, target, budget = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+def run(name, r):
+    with open(f"{out}/{name}.{r}.csv") as f:
+        rows = list(csv.DictReader(f))
+    steps, switches = [], ""
+    with open(f"{out}/{name}.{r}.log") as f:
+        for line in f:
+            if line.startswith("steps per member:"):
+                steps = [int(x) for x in line.split(":")[1].split()]
+            if line.startswith("adaptive:"):
+                parts = line.strip().split("; ")
+                switches = parts[0][len("adaptive: "):] + ("; first: " + "; ".join(parts[1:4]) if len(parts) > 1 else "")
+    hit = [float(x["seconds"]) for x in rows if float(x["accuracy"]) >= target]
+    return float(rows[-1]["accuracy"]), hit[0] if hit else float("inf"), statistics.mean(steps[:-1]), steps[-1], switches
+def summary(name):
+    rs = [run(name, r) for r in range(1, repeats + 1)]
+    return [statistics.median(x[i] for x in rs) for i in range(4)] + [rs[-1][4]]
+print(f"| straggler | consistency | accuracy (median) | vs bsp | seconds to {target} | local steps, members 0-6 / member 7 | switches (last run) |")
+print("|---|---|---|---|---|---|---|")
+for tag, label in (("none", "none"), ("7", "member 7, 4x")):
+    base = summary(f"time_{tag}_bsp")[0]
+    for p in ("bsp", "asp", "ssp", "adaptive"):
+        a, t, fast, slow, sw = summary(f"time_{tag}_{p}")
+        print(f"| {label} | {p} | {a:.4f} | {a - base:+.4f} | {t:.2f} | {fast:.0f} / {slow:.0f} | {sw} |")
+PY
+    exit 0 ;;
+  *) echo "MODE: epochs or seconds=T, not '$mode'" >&2; exit 2 ;;
+esac
 
 # cb-size 256 (the default): computing dominates; cb-size 32: exchanging
 # does. The configurations take turns within each repeat, so that a change

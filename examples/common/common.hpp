@@ -464,10 +464,11 @@ inline void check_model_size(const std::string& data, std::size_t features, std:
 /// model, the delta vector's local and agreed state; the slots hold pairs. Refuses a run that
 /// would need more than 80% of the machine's memory, with the numbers and
 /// the ways out, before anything is allocated (swapping or the kernel's
-/// OOM killer would be the alternative). MPI processes are not checked:
-/// where they run is mpiexec's business.
+/// OOM killer would be the alternative). `extra_copies`: more copies of the
+/// model a rank keeps (dml-logreg --seconds: its snapshots). MPI processes
+/// are not checked: where they run is mpiexec's business.
 inline void check_inproc_memory(const launcher& launch, std::size_t ranks, std::size_t model_floats,
-                                const settings& s, bool deltas = false) {
+                                const settings& s, bool deltas = false, double extra_copies = 0) {
   const std::string& topology = s.topology;
   if (!launch.in_process()) return;
   std::size_t in_degree = 0;
@@ -476,7 +477,7 @@ inline void check_inproc_memory(const launcher& launch, std::size_t ranks, std::
     for (const auto& out : chosen_topology(s).out_lists(ranks))
       for (const auto to : out) in_degree = std::max(in_degree, ++in[to]);
   }
-  const double copies = deltas ? 3.0 : 2.0 + 3.0 * static_cast<double>(in_degree);
+  const double copies = (deltas ? 3.0 : 2.0 + 3.0 * static_cast<double>(in_degree)) + extra_copies;
   const double need = static_cast<double>(ranks) * copies * static_cast<double>(model_floats) * sizeof(float);
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   if (pages <= 0 || page <= 0) return;  // unknown: nothing to compare with

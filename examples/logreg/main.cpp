@@ -74,24 +74,44 @@ struct straggler {
   }
 };
 
+// --seconds T: train for a wall-time budget instead of a number of epochs.
+// Each member keeps taking local steps (cb-size examples from its shard,
+// reshuffled at every pass over it) until T seconds after the common start,
+// then calls the vector's join(), which keeps it in the exchange until
+// every member is done, so no policy waits for a scatter that will not
+// come. Members are not tied to equal work: under bsp the fast ones still
+// wait at each gather, under asp, ssp and adaptive they may take more
+// steps than a straggler. `reports` - 1 snapshots of every member's model
+// at k T / reports (k = 1 ..) are averaged and evaluated only after
+// training, so the trace costs the run nothing but the copies; the last
+// row is the final averaged model.
+struct time_budget {
+  double seconds = 0;  // 0: train for --epochs
+  std::size_t reports = 10;
+};
+
 template <class Consistency>
 trainer::row train(trainer::launcher& launch, const dml::topology::any& topology,
                    const Consistency& consistency, const settings& s, std::size_t batch_size, bool allreduce,
                    std::size_t classes, const sample_set& train, const sample_set& test,
-                   trainer::progress& out, straggler slow) {
+                   trainer::progress& out, straggler slow, const time_budget& budget) {
   const auto rows = train.cols() + 1, cols = static_cast<Eigen::Index>(classes);  // the model's shape
   const std::size_t n = static_cast<std::size_t>(train.rows()), dim = static_cast<std::size_t>(rows * cols);
   const std::vector<std::size_t> order = dml::data::permutation(n, s.seed);
+  const bool timed = budget.seconds > 0;
   trainer::row last;
   launch.run([&](auto& comm) {  // [1]
     const std::size_t ranks = comm.size();
     trainer::epoch_samples mine;  // [2] this rank's samples (its shard among the live members)
     // [3] The model's distributed vector (and, for reporting, an exact mean
-    // over all ranks once per epoch: bsp over all, average).
+    // over all ranks once per epoch: bsp over all, average). The report's
+    // statistics: bytes sent, the share of full gathers and, under
+    // --seconds, when the model was taken and one entry per member holding
+    // its local steps (the mean times the members is each one's count).
     auto v = dml::make_vector<float>(comm, dim, topology, consistency, dml::gather::average{});
-    trainer::model_mean mean(comm, dim, 2);
+    trainer::model_mean mean(comm, dim, timed ? 3 + ranks : 2);
     const dml::consistency::adaptive* adaptive = trainer::adaptive_of(v);
-    std::size_t changes_printed = 0;
+    std::size_t changes_printed = 0, taken = 0;  // taken: this member's local steps
     std::vector<float> storage(dim, 0.0f), avg;
     std::vector<double> stats;
     trainer::weights w(storage.data(), rows, cols);  // feature-major: see linear.hpp
@@ -100,25 +120,36 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
     double seconds = 0;
 
     using clock = std::chrono::steady_clock;
-    // The row of the averaged model in avg (and the statistics in stats).
-    auto evaluate_row = [&](std::size_t epoch) {
-      const trainer::const_weights m(avg.data(), rows, cols);
+    auto extras_now = [&](double at) {
+      std::vector<double> e{static_cast<double>(v.stats().bytes_sent), v.stats().full_share()};
+      if (timed) {
+        e.push_back(at);
+        e.resize(3 + ranks, 0.0);
+        e[3 + comm.rank()] = static_cast<double>(taken);
+      }
+      return e;
+    };
+    // The row of the averaged model `model` (statistics `st`).
+    auto evaluate = [&](const std::vector<float>& model, const std::vector<double>& st, std::size_t epoch,
+                        double at) {
+      const trainer::const_weights m(model.data(), rows, cols);
       const double loss =
           train.visit([&](const auto& x) { return trainer::softmax_evaluate(m, x, train.y); }).first;
       const double accuracy =
           test.visit([&](const auto& x) { return trainer::softmax_evaluate(m, x, test.y); }).second;
-      return trainer::row{epoch, seconds, loss, accuracy, stats[0] * static_cast<double>(ranks), stats[1]};
+      return trainer::row{epoch, at, loss, accuracy, st[0] * static_cast<double>(ranks), st[1]};
     };
+    // The row of the averaged model in avg (and the statistics in stats).
+    auto evaluate_row = [&](std::size_t epoch) { return evaluate(avg, stats, epoch, seconds); };
     // [5] Once per epoch: average the replicas and statistics over all ranks
     // (a barrier), stop the clock -- `seconds` is wall time until every rank
     // has finished the epoch -- and let one member evaluate while the others
     // wait. After the last epoch every member keeps the average (under MPI
     // another one may have to report it: trainer::report_final).
     auto report = [&](std::size_t epoch, clock::time_point start) {
-      const double extras[] = {static_cast<double>(v.stats().bytes_sent), v.stats().full_share()};
       const bool me = dml::io::leader(comm);  // member 0, or the lowest survivor once it failed
       const bool keep = me || (epoch == s.epochs && !launch.in_process());
-      mean.average(storage, extras, keep ? &avg : nullptr, keep ? &stats : nullptr);
+      mean.average(storage, extras_now(0), keep ? &avg : nullptr, keep ? &stats : nullptr);
       seconds += std::chrono::duration<double>(clock::now() - start).count();
       if (me) {
         trainer::print_view_changes(comm, changes_printed);
@@ -127,45 +158,116 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
       }
       mean.barrier();
     };
+    std::vector<std::size_t> batch;
+    // Local step k of an epoch (or a pass over the shard): cb-size examples
+    // in minibatches of `batch` (the last one may be smaller), then the
+    // straggler's sleep.
+    auto local_step = [&](std::size_t epoch, std::size_t k, float lr) {
+      const std::size_t per_step = mine.per_step();
+      const auto& samples = mine.samples();
+      const auto step_start = clock::now();
+      train.visit([&](const auto& x) {
+        for (std::size_t first = k * per_step, end = first + per_step; first < end; first += batch_size) {
+          batch.assign(samples.begin() + static_cast<std::ptrdiff_t>(first),
+                       samples.begin() + static_cast<std::ptrdiff_t>(std::min(end, first + batch_size)));
+          const double loss = trainer::softmax_step(w, x, train.y, batch, lr, scratch);
+          if (adaptive) adaptive->report_loss(loss);  // the controller watches it rise
+        }
+      });
+      ++taken;
+      if (slow.slow_at(comm.rank(), epoch, k, ranks))
+        std::this_thread::sleep_for((clock::now() - step_start) * (slow.factor - 1));
+    };
+    // [4] Model averaging with the neighbours.
+    auto exchange = [&] {
+      std::copy(storage.begin(), storage.end(), v.span().begin());
+      v.scatter();
+      v.gather();
+      std::copy(v.span().begin(), v.span().end(), storage.begin());
+    };
 
     report(0, clock::now());
-    std::vector<std::size_t> batch;
-    for (std::size_t epoch = 1; epoch <= s.epochs; ++epoch) {
-      const auto start = clock::now();
-      mine.next(comm, order, s, epoch);
-      const std::size_t per_step = mine.per_step();
-      const float lr = s.lr / std::sqrt(static_cast<float>(epoch));  // a decaying step settles the noise
-      std::size_t since_exchange = 0;                                // local steps since the last exchange
-      for (std::size_t k = 0; k < steps; ++k) {
-        // cb-size examples in minibatches of `batch` (the last one may be smaller)
-        const auto& samples = mine.samples();
-        const auto step_start = clock::now();
-        train.visit([&](const auto& x) {
-          for (std::size_t first = k * per_step, end = first + per_step; first < end; first += batch_size) {
-            batch.assign(samples.begin() + static_cast<std::ptrdiff_t>(first),
-                         samples.begin() + static_cast<std::ptrdiff_t>(std::min(end, first + batch_size)));
-            const double loss = trainer::softmax_step(w, x, train.y, batch, lr, scratch);
-            if (adaptive) adaptive->report_loss(loss);  // the controller watches it rise
+    if (!timed) {
+      for (std::size_t epoch = 1; epoch <= s.epochs; ++epoch) {
+        const auto start = clock::now();
+        mine.next(comm, order, s, epoch);
+        const float lr = s.lr / std::sqrt(static_cast<float>(epoch));  // a decaying step settles the noise
+        std::size_t since_exchange = 0;                                // local steps since the last exchange
+        for (std::size_t k = 0; k < steps; ++k) {
+          local_step(epoch, k, lr);
+          if (allreduce) {  // --baseline mpi_allreduce: the same step without dml
+            launch.allreduce_mean(storage);
+            continue;
           }
-        });
-        if (slow.slow_at(comm.rank(), epoch, k, ranks))
-          std::this_thread::sleep_for((clock::now() - step_start) * (slow.factor - 1));
-        // [4] Model averaging with the neighbours.
-        if (allreduce) {  // --baseline mpi_allreduce: the same step without dml
-          launch.allreduce_mean(storage);
-          continue;
+          // Under --consistency adaptive the controller may advise exchanging
+          // every few steps (the same on every member: it is agreed); the
+          // last step of an epoch always exchanges.
+          if (++since_exchange < trainer::advised_period(v) && k + 1 < steps) continue;
+          since_exchange = 0;
+          exchange();
         }
-        // Under --consistency adaptive the controller may advise exchanging
-        // every few steps (the same on every member: it is agreed); the
-        // last step of an epoch always exchanges.
-        if (++since_exchange < trainer::advised_period(v) && k + 1 < steps) continue;
-        since_exchange = 0;
-        std::copy(storage.begin(), storage.end(), v.span().begin());
-        v.scatter();
-        v.gather();
-        std::copy(v.span().begin(), v.span().end(), storage.begin());
+        report(epoch, start);
       }
-      report(epoch, start);
+    } else {
+      // --seconds: local steps until the budget is spent (see time_budget),
+      // each pass over the shard reshuffled and with the step lr / sqrt(pass)
+      // as the epochs have; snapshots for the trace on the way.
+      std::vector<std::vector<float>> snapshots;
+      std::vector<std::vector<double>> snapshot_extras;
+      std::size_t pass = 0, k = steps, since_exchange = 0;
+      float lr = s.lr;
+      // Whether the next snapshot, at k T / reports, is due at t.
+      auto snapshot_due = [&](double t) {
+        const auto k = static_cast<double>(snapshots.size() + 1);
+        return snapshots.size() + 1 < budget.reports &&
+               t >= budget.seconds * k / static_cast<double>(budget.reports);
+      };
+      const auto start = clock::now();
+      for (;;) {
+        const double t = std::chrono::duration<double>(clock::now() - start).count();
+        while (snapshot_due(t)) {
+          snapshots.push_back(storage);
+          snapshot_extras.push_back(extras_now(t));
+        }
+        if (t >= budget.seconds) break;
+        if (k == steps) {
+          mine.next(comm, order, s, ++pass);
+          lr = s.lr / std::sqrt(static_cast<float>(pass));
+          k = 0;
+        }
+        local_step(pass, k, lr);
+        ++k;
+        if (++since_exchange < trainer::advised_period(v) && k < steps) continue;
+        since_exchange = 0;
+        exchange();
+      }
+      if (since_exchange > 0) exchange();  // the last local steps reach the others too
+      v.join();                            // until every member is done: nobody waits for it in vain
+      std::copy(v.span().begin(), v.span().end(), storage.begin());
+      // The final average first, so that `seconds` (until every member has
+      // joined and averaged) leaves out the snapshots' evaluations.
+      const bool me = dml::io::leader(comm);
+      const bool keep = me || !launch.in_process();
+      mean.average(storage, extras_now(0), keep ? &avg : nullptr, keep ? &stats : nullptr);
+      seconds = std::chrono::duration<double>(clock::now() - start).count();
+      std::vector<float> model;
+      std::vector<double> st;
+      for (std::size_t i = 0; i < snapshots.size(); ++i) {
+        mean.average(snapshots[i], snapshot_extras[i], me ? &model : nullptr, me ? &st : nullptr);
+        if (me) out.add(evaluate(model, st, i + 1, st[2]));
+        mean.barrier();
+      }
+      if (me) {
+        trainer::print_view_changes(comm, changes_printed);
+        last = evaluate_row(s.epochs);
+        out.add(last);
+        std::string text = "steps per member:";
+        const auto live = static_cast<double>(comm.view().live.size());
+        for (std::size_t m = 0; m < ranks; ++m)
+          text += " " + std::to_string(std::llround(stats[3 + m] * live));
+        std::printf("%s\n", text.c_str());
+      }
+      mean.barrier();
     }
     if (const auto* a = adaptive; a != nullptr && dml::io::leader(comm)) {
       std::string text = "adaptive: " + std::to_string(a->changes().size()) + " changes in " +
@@ -276,7 +378,11 @@ length) on LIBSVM files (about the same product as 0.2 on Fashion-MNIST's
 pixels; 16 for unit-length rows). Epoch e steps with lr / sqrt(e).
 --cb-size defaults to 256; on LIBSVM files to the power of two >= features /
 (4 x mean nonzeros per row) if that is larger (each exchange moves the
-whole dense model), at most a rank's share of the samples.)";
+whole dense model), at most a rank's share of the samples.
+--seconds T trains for T seconds instead of --epochs: each member goes on
+through its shard until then, so faster members may take more steps; the
+trace has --reports rows (the epoch column counts them), then a line of
+each member's local steps.)";
 
 }  // namespace
 
@@ -320,6 +426,17 @@ int main(int argc, char** argv) {
                                          : "needs MEMBER@FACTOR, FACTOR >= 1 (e.g. 3@4), got '" + v + "'";
           },
           "R@F"));
+  time_budget budget;
+  app->add_option("--seconds", budget.seconds,
+                  "train for T seconds of wall time instead of --epochs:\neach member takes local steps "
+                  "until then (a fast\none may take more than a straggler), then all average\n"
+                  "(experiments: docs/adaptive.md)")
+      ->option_text("T")
+      ->check(cli::positive_number<double>());
+  app->add_option("--reports", budget.reports,
+                  "with --seconds: rows in the trace, the models taken at\nk T / N (k = 1 .. N), default 10")
+      ->option_text("N")
+      ->check(cli::whole_number());
   app->add_flag("--tune", tune,
                 "tune lr, cb-size and staleness online, starting\nfrom the given ones (docs/tuning.md)");
   if (const auto exit = trainer::parse(*app, argc, argv, s, [&] {
@@ -328,6 +445,20 @@ int main(int argc, char** argv) {
         if (tune && (s.consistency == "adaptive" || slow.factor > 1))
           throw trainer::usage_error(
               "--tune chooses the staleness itself: not with --consistency adaptive or --straggler");
+        if (app->count("--reports") > 0 && budget.seconds == 0)
+          throw trainer::usage_error("--reports is for --seconds");
+        if (budget.seconds > 0) {
+          if (app->count("--epochs") > 0)
+            throw trainer::usage_error(
+                "--seconds and --epochs exclude each other: train for a time or for "
+                "a number of epochs");
+          if (tune || !baseline.empty() || !s.kill_after.empty())
+            throw trainer::usage_error("--seconds goes without --tune, --baseline and --kill-after");
+          if (budget.reports > 1000)
+            throw trainer::usage_error("--reports " + std::to_string(budget.reports) +
+                                       " is too many (at most 1000)");
+          s.epochs = budget.reports;  // the rows after row 0 (the 'final:' line's epochs=)
+        }
       }))
     return *exit;
   const bool allreduce = baseline == "mpi_allreduce";
@@ -345,8 +476,10 @@ int main(int argc, char** argv) {
           throw dml::data_error(
               d->name, 0, "label " + std::to_string(label) + " outside 0.." + std::to_string(classes - 1));
     trainer::check_model_size(train_set.name, static_cast<std::size_t>(train_set.cols()), classes);
+    // --seconds keeps reports - 1 snapshots of the model per rank
     trainer::check_inproc_memory(launch, s.ranks, (static_cast<std::size_t>(train_set.cols()) + 1) * classes,
-                                 s);
+                                 s, false,
+                                 budget.seconds > 0 ? static_cast<double>(budget.reports - 1) : 0.0);
     // LIBSVM data: unless given, the step keeps lr x (1 + mean squared row
     // length) -- the squared length of a row with the bias's constant 1 --
     // at 32, about what the default 0.2 gives on Fashion-MNIST's pixels
@@ -378,7 +511,7 @@ int main(int argc, char** argv) {
     const trainer::row r = tune ? train_tuned(launch, s, batch, classes, train_set, test_set, out)
                                 : trainer::with_policies(s, [&](auto topology, auto consistency) {
                                     return train(launch, topology, consistency, s, batch, allreduce, classes,
-                                                 train_set, test_set, out, slow);
+                                                 train_set, test_set, out, slow, budget);
                                   });
     trainer::finish(launch, s, r, "accuracy");
   } catch (const trainer::usage_error& e) {

@@ -250,6 +250,7 @@ class segment {
     return std::atomic_ref<std::uint64_t>(own().data[word]).load(std::memory_order_acquire);
   }
   [[nodiscard]] std::uint64_t load_control(std::size_t word) const {
+    require_handle();
     auto& control = own().control;
     if (word >= control.size())
       throw comm_error("dml::comm::inproc: control word " + std::to_string(word) + " is outside the own " +
@@ -272,6 +273,9 @@ class segment {
       : ctx_(ctx), parts_(std::move(parts)), own_(own) {}
 
   [[nodiscard]] detail::memory& own() const { return *parts_[own_]; }
+  void require_handle() const {
+    if (ctx_ == nullptr) throw comm_error("dml::comm::inproc: use of an empty (moved-from) segment");
+  }
   // A member outside the view the segment was created in has no part.
   [[nodiscard]] detail::memory& part(member_id m) const {
     if (m >= parts_.size() || !parts_[m])
@@ -280,8 +284,9 @@ class segment {
     return *parts_[m];
   }
   void check_range(member_id m, std::size_t word, std::size_t bytes) const {
-    const std::size_t need = word + (bytes + 7) / 8;
-    if (need > part(m).data.size())
+    require_handle();
+    const std::size_t have = part(m).data.size();
+    if (word > have || (bytes + 7) / 8 > have - word)  // no overflow for any word and bytes
       throw comm_error("dml::comm::inproc: access of " + std::to_string(bytes) + " bytes at word " +
                        std::to_string(word) + " is outside member " + std::to_string(m) + "'s segment of " +
                        std::to_string(parts_[m]->data.size()) + " words");
@@ -567,18 +572,24 @@ class context {
 };
 
 inline void segment::put(member_id target, std::size_t word, std::span<const std::byte> bytes) {
+  require_handle();
   ctx_->before_operation();
   check_range(target, word, bytes.size());
   if (!ctx_->world_->alive(target)) return;  // like a write to a dead host: lost; flush reports it
   detail::copy_in(parts_[target]->data.data() + word, bytes);
 }
 
-inline void segment::flush(member_id target) { ctx_->require_alive(target, "flush of its writes"); }
+inline void segment::flush(member_id target) {
+  require_handle();
+  (void)part(target);  // a member outside the segment is named, not looked up past the group
+  ctx_->require_alive(target, "flush of its writes");
+}
 
 inline std::uint64_t segment::fetch_add(member_id target, std::size_t control_word, std::uint64_t value) {
+  require_handle();
   ctx_->before_operation();
+  auto& control = part(target).control;
   ctx_->require_alive(target, "remote atomic");
-  auto& control = parts_.at(target)->control;
   if (control_word >= control.size())
     throw comm_error("dml::comm::inproc: control word " + std::to_string(control_word) +
                      " is outside member " + std::to_string(target) + "'s " + std::to_string(control.size()) +
@@ -587,6 +598,7 @@ inline std::uint64_t segment::fetch_add(member_id target, std::size_t control_wo
 }
 
 inline void segment::get(member_id source, std::size_t word, std::span<std::byte> out) {
+  require_handle();
   ctx_->before_operation();
   check_range(source, word, out.size());
   ctx_->require_alive(source, "one-sided read");  // like a read from a dead host: it fails

@@ -338,6 +338,7 @@ class mpi_rma::segment {
   /// Atomic read of one of the own control words (MPI_Fetch_and_op with
   /// MPI_NO_OP on the own rank; see the class comment of mpi_rma).
   [[nodiscard]] std::uint64_t load_control(std::size_t word) const {
+    if (ctx_ == nullptr) throw comm_error(std::string(who) + ": use of an empty (moved-from) segment");
     if (word >= control_words_.at(own()))
       throw comm_error(std::string(who) + ": control word " + std::to_string(word) + " is outside the own " +
                        std::to_string(control_words_[own()]) + " control words");

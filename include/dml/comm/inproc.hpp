@@ -241,7 +241,7 @@ class segment : ::dml::detail::segment_impl::segment_base<segment, context> {
   void get(member_id source, std::size_t word, std::span<std::byte> out);
 
   [[nodiscard]] std::uint64_t load(std::size_t word) const {
-    check_range(own_, word, 8);
+    check_own_range(word, 8);
     return std::atomic_ref<std::uint64_t>(own_part().data[word]).load(std::memory_order_acquire);
   }
   [[nodiscard]] std::uint64_t load_control(std::size_t word) const {
@@ -249,11 +249,11 @@ class segment : ::dml::detail::segment_impl::segment_base<segment, context> {
     return std::atomic_ref<std::uint64_t>(own_part().control[word]).load(std::memory_order_acquire);
   }
   void read(std::size_t word, std::span<std::byte> out) const {
-    check_range(own_, word, out.size());
+    check_own_range(word, out.size());
     ::dml::detail::segment_impl::atomic_copy_out(out, own_part().data.data() + word);
   }
   [[nodiscard]] std::span<const std::uint64_t> view(std::size_t word, std::size_t words) const {
-    check_range(own_, word, 8 * words);
+    check_own_range(word, 8 * words);
     return {own_part().data.data() + word, words};
   }
   void sync() {}

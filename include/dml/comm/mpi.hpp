@@ -613,7 +613,7 @@ class mpi::segment : detail::segment_impl::segment_base<mpi::segment, mpi> {
 
   /// One of the own data words, after applying arrived messages.
   [[nodiscard]] std::uint64_t load(std::size_t word) const {
-    check_range(own(), word, 8);
+    check_own_range(word, 8);
     ctx_->progress();
     return mem_->data[word];
   }
@@ -626,14 +626,14 @@ class mpi::segment : detail::segment_impl::segment_base<mpi::segment, mpi> {
   /// Copies own data words from `word` on into `out`, after applying
   /// arrived messages.
   void read(std::size_t word, std::span<std::byte> out) const {
-    check_range(own(), word, out.size());
+    check_own_range(word, out.size());
     ctx_->progress();
     std::memcpy(out.data(), mem_->data.data() + word, out.size());
   }
   /// Own data words in place (see comm::segment for when that is safe);
   /// applies nothing: call sync() or load() first.
   [[nodiscard]] std::span<const std::uint64_t> view(std::size_t word, std::size_t words) const {
-    check_range(own(), word, 8 * words);
+    check_own_range(word, 8 * words);
     return {mem_->data.data() + word, words};
   }
   /// Applies arrived messages.

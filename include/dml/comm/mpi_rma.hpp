@@ -321,7 +321,7 @@ class mpi_rma::segment : detail::segment_impl::segment_base<mpi_rma::segment, mp
   /// Acquire load of one of the own data words (call sync() first to see
   /// remote writes).
   [[nodiscard]] std::uint64_t load(std::size_t word) const {
-    check_range(own(), word, 8);
+    check_own_range(word, 8);
     return std::atomic_ref<std::uint64_t>(base_[word]).load(std::memory_order_acquire);
   }
 
@@ -341,7 +341,7 @@ class mpi_rma::segment : detail::segment_impl::segment_base<mpi_rma::segment, mp
   /// Copies own data words from `word` on into `out` (word-wise atomic
   /// loads; no consistency across words: callers detect tearing).
   void read(std::size_t word, std::span<std::byte> out) const {
-    check_range(own(), word, out.size());
+    check_own_range(word, out.size());
     detail::segment_impl::atomic_copy_out(out, base_ + word);
   }
 
@@ -349,7 +349,7 @@ class mpi_rma::segment : detail::segment_impl::segment_base<mpi_rma::segment, mp
   /// above (a memory barrier in the unified model).
   /// Own data words in place (see comm::segment for when that is safe).
   [[nodiscard]] std::span<const std::uint64_t> view(std::size_t word, std::size_t words) const {
-    check_range(own(), word, 8 * words);
+    check_own_range(word, 8 * words);
     return {base_ + word, words};
   }
 

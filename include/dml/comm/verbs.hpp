@@ -822,7 +822,7 @@ class context::segment : dml::detail::segment_impl::segment_base<context::segmen
 
   /// Acquire load of one of the own data words (call sync() first).
   [[nodiscard]] std::uint64_t load(std::size_t word) const {
-    check_range(own(), word, 8);
+    check_own_range(word, 8);
     return std::atomic_ref<std::uint64_t>(base_[word]).load(std::memory_order_acquire);
   }
 
@@ -835,7 +835,7 @@ class context::segment : dml::detail::segment_impl::segment_base<context::segmen
   /// Copies own data words from `word` on into `out` (word-wise atomic
   /// loads; no consistency across words: callers detect tearing).
   void read(std::size_t word, std::span<std::byte> out) const {
-    check_range(own(), word, out.size());
+    check_own_range(word, out.size());
     dml::detail::segment_impl::atomic_copy_out(out, base_ + word);
   }
 
@@ -843,7 +843,7 @@ class context::segment : dml::detail::segment_impl::segment_base<context::segmen
   /// adapter writes coherently into host memory).
   /// Own data words in place (see comm::segment for when that is safe).
   [[nodiscard]] std::span<const std::uint64_t> view(std::size_t word, std::size_t words) const {
-    check_range(own(), word, 8 * words);
+    check_own_range(word, 8 * words);
     return {base_ + word, words};
   }
   void sync() { std::atomic_thread_fence(std::memory_order_acquire); }

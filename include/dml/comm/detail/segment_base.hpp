@@ -90,6 +90,13 @@ class segment_base {
                        "'s segment of " + std::to_string(have) + " words");
   }
 
+  /// check_range on this member's own part; an empty handle is refused
+  /// before its context is asked for this member's id.
+  void check_own_range(std::size_t word, std::size_t bytes) const {
+    require_handle();
+    check_range(derived().own(), word, bytes);
+  }
+
   /// Throws `comm_error` unless target holds control word `word`.
   void check_control(member_id target, std::size_t word) const {
     const std::size_t have = control_words_.at(target);

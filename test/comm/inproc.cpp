@@ -5,9 +5,11 @@
 
 #include "support/catch.hpp"
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -138,6 +140,53 @@ TEST_CASE("segments: out-of-range access is a comm_error, not a write past the e
     const std::uint64_t v[2] = {1, 2};
     REQUIRE_THROWS_AS(seg.put(1 - c.rank(), 1, std::as_bytes(std::span(v))), dml::comm_error);
     REQUIRE_THROWS_AS(seg.fetch_add(1 - c.rank(), 3, 1), dml::comm_error);
+    c.barrier();
+  });
+}
+
+TEST_CASE("segments: a word offset near the top of size_t is out of range, not wrapped around") {
+  // word + length overflowed size_t and passed the range check: the read
+  // went before the segment's memory instead of throwing.
+  inproc::run(2, [](inproc::context& c) {
+    auto seg = c.create_segment(2, 1);
+    const std::size_t top = std::numeric_limits<std::size_t>::max();
+    std::array<std::byte, 16> out{};
+    REQUIRE_THROWS_WITH(seg.read(top, out), dml_test::contains("access of 16 bytes at word"));
+    REQUIRE_THROWS_AS(seg.load(top), dml::comm_error);
+    REQUIRE_THROWS_AS(seg.view(top, 1), dml::comm_error);
+    REQUIRE_THROWS_AS(seg.get(1 - c.rank(), top, out), dml::comm_error);
+    c.barrier();
+  });
+}
+
+TEST_CASE("segments: a default-constructed segment is a comm_error, not a null dereference") {
+  // As in mpi_rma, mpi and verbs: the inproc handle dereferenced a null context.
+  inproc::segment seg;
+  const std::uint64_t v = 1;
+  std::array<std::byte, 8> out{};
+  const auto empty = dml_test::contains("dml::comm::inproc: use of an empty (moved-from) segment");
+  REQUIRE_THROWS_WITH(seg.put(0, 0, std::as_bytes(std::span(&v, 1))), empty);
+  REQUIRE_THROWS_WITH(seg.get(0, 0, out), empty);
+  REQUIRE_THROWS_WITH(seg.flush(0), empty);
+  REQUIRE_THROWS_WITH(seg.fetch_add(0, 0, 1), empty);
+  REQUIRE_THROWS_WITH(seg.load(0), empty);
+  REQUIRE_THROWS_WITH(seg.load_control(0), empty);
+  REQUIRE_THROWS_WITH(seg.read(0, out), empty);
+  REQUIRE_THROWS_WITH(seg.view(0, 1), empty);
+}
+
+TEST_CASE("segments: flush and fetch_add to a member beyond the group name it") {
+  // They looked the member's state up past the end of the group's table.
+  inproc::run(2, [](inproc::context& c) {
+    auto seg = c.create_segment(1, 1);
+    try {
+      seg.flush(7);
+      FAIL("flush to member 7 did not throw");
+    } catch (const dml::peer_failure& e) {
+      REQUIRE(e.rank() == 7);
+      REQUIRE(message_of(e).find("member 7 has no part in this segment") != std::string::npos);
+    }
+    REQUIRE_THROWS_AS(seg.fetch_add(7, 0, 1), dml::peer_failure);
     c.barrier();
   });
 }

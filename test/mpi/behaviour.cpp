@@ -65,6 +65,28 @@ TEST_CASE("transport laws (test/comm/laws.hpp)", "[transport]") {
   REQUIRE(total == 0);
 }
 
+TEST_CASE("segment: every operation on an empty segment is a comm_error naming it", "[transport]") {
+  // mpi_rma's load_control dereferenced the null context of an empty handle.
+  auto& c = world();
+  transport::segment_type moved = c.create_segment(1, 1);
+  const transport::segment_type taken(std::move(moved));
+  transport::segment_type fresh;
+  const std::uint64_t v = 1;
+  std::array<std::byte, 8> out{};
+  const auto empty = dml_test::contains("use of an empty (moved-from) segment");
+  for (auto* e : {&moved, &fresh}) {
+    CHECK_THROWS_WITH(e->put(0, 0, std::as_bytes(std::span(&v, 1))), empty);
+    CHECK_THROWS_WITH(e->get(0, 0, out), empty);
+    CHECK_THROWS_WITH(e->flush(0), empty);
+    CHECK_THROWS_WITH(e->fetch_add(0, 0, 1), empty);
+    CHECK_THROWS_WITH(e->load(0), empty);
+    CHECK_THROWS_WITH(e->load_control(0), empty);
+    CHECK_THROWS_WITH(e->read(0, out), empty);
+    CHECK_THROWS_WITH(e->view(0, 1), empty);
+  }
+  CHECK(taken.words(c.rank()) == 1);
+}
+
 TEST_CASE("transport: contexts over MPI_Comm, Boost.MPI and split communicators", "[transport]") {
   const auto n = world().size();
   {

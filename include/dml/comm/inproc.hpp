@@ -7,6 +7,7 @@
 
 #include <dml/comm/attributes.hpp>
 #include <dml/comm/concepts.hpp>
+#include <dml/comm/detail/segment_base.hpp>
 #include <dml/detail/members.hpp>
 #include <dml/error.hpp>
 #include <dml/fwd.hpp>
@@ -212,26 +213,20 @@ inline void copy_in(std::uint64_t* dst, std::span<const std::byte> src) {
   }
 }
 
-inline void copy_out(std::span<std::byte> dst, std::uint64_t* src) {
-  const std::size_t full = dst.size() / 8;
-  for (std::size_t i = 0; i < full; ++i) {
-    const std::uint64_t w = std::atomic_ref<std::uint64_t>(src[i]).load(std::memory_order_acquire);
-    std::memcpy(dst.data() + 8 * i, &w, 8);
-  }
-  if (const std::size_t tail = dst.size() % 8; tail != 0) {
-    const std::uint64_t w = std::atomic_ref<std::uint64_t>(src[full]).load(std::memory_order_acquire);
-    std::memcpy(dst.data() + 8 * full, &w, tail);
-  }
-}
-
 }  // namespace detail
 
 class context;
 
-/// One member's view of an in-process segment.
-class segment {
+/// One member's view of an in-process segment. Move-only, like the other
+/// transports' segments (the memory is shared and freed with the last part).
+class segment : ::dml::detail::segment_impl::segment_base<segment, context> {
+  using handle_base = ::dml::detail::segment_impl::segment_base<segment, context>;
+
  public:
   segment() = default;
+  segment(segment&& o) noexcept : handle_base(std::move(o)) { take(o); }
+  segment& operator=(segment&& o) noexcept { return move_assign(o); }
+  ~segment() { release(); }
 
   /// Number of data words member m holds in this segment.
   [[nodiscard]] std::size_t words(member_id m) const { return part(m).data.size(); }
@@ -246,32 +241,42 @@ class segment {
   void get(member_id source, std::size_t word, std::span<std::byte> out);
 
   [[nodiscard]] std::uint64_t load(std::size_t word) const {
-    check_range(own_, word, 8);
-    return std::atomic_ref<std::uint64_t>(own().data[word]).load(std::memory_order_acquire);
+    check_own_range(word, 8);
+    return std::atomic_ref<std::uint64_t>(own_part().data[word]).load(std::memory_order_acquire);
   }
   [[nodiscard]] std::uint64_t load_control(std::size_t word) const {
-    auto& control = own().control;
-    if (word >= control.size())
-      throw comm_error("dml::comm::inproc: control word " + std::to_string(word) + " is outside the own " +
-                       std::to_string(control.size()) + " control words");
-    return std::atomic_ref<std::uint64_t>(control[word]).load(std::memory_order_acquire);
+    check_own_control(word);
+    return std::atomic_ref<std::uint64_t>(own_part().control[word]).load(std::memory_order_acquire);
   }
   void read(std::size_t word, std::span<std::byte> out) const {
-    check_range(own_, word, out.size());
-    detail::copy_out(out, own().data.data() + word);
+    check_own_range(word, out.size());
+    ::dml::detail::segment_impl::atomic_copy_out(out, own_part().data.data() + word);
   }
   [[nodiscard]] std::span<const std::uint64_t> view(std::size_t word, std::size_t words) const {
-    check_range(own_, word, 8 * words);
-    return {own().data.data() + word, words};
+    check_own_range(word, 8 * words);
+    return {own_part().data.data() + word, words};
   }
   void sync() {}
 
  private:
   friend class context;
-  segment(context* ctx, std::vector<std::shared_ptr<detail::memory>> parts, member_id own)
-      : ctx_(ctx), parts_(std::move(parts)), own_(own) {}
+  friend handle_base;
+  static constexpr const char* who = "dml::comm::inproc";
 
-  [[nodiscard]] detail::memory& own() const { return *parts_[own_]; }
+  segment(context* ctx, std::vector<std::shared_ptr<detail::memory>> parts, member_id own)
+      : parts_(std::move(parts)), own_(own) {
+    ctx_ = ctx;
+    data_words_.assign(parts_.size(), 0);
+    control_words_.assign(parts_.size(), 0);
+    for (member_id m = 0; m < parts_.size(); ++m)
+      if (parts_[m]) {
+        data_words_[m] = parts_[m]->data.size();
+        control_words_[m] = parts_[m]->control.size();
+      }
+  }
+
+  [[nodiscard]] member_id own() const noexcept { return own_; }
+  [[nodiscard]] detail::memory& own_part() const { return *parts_[own_]; }
   // A member outside the view the segment was created in has no part.
   [[nodiscard]] detail::memory& part(member_id m) const {
     if (m >= parts_.size() || !parts_[m])
@@ -279,15 +284,16 @@ class segment {
                                 " has no part in this segment (it was not in the view that created it)");
     return *parts_[m];
   }
-  void check_range(member_id m, std::size_t word, std::size_t bytes) const {
-    const std::size_t need = word + (bytes + 7) / 8;
-    if (need > part(m).data.size())
-      throw comm_error("dml::comm::inproc: access of " + std::to_string(bytes) + " bytes at word " +
-                       std::to_string(word) + " is outside member " + std::to_string(m) + "'s segment of " +
-                       std::to_string(parts_[m]->data.size()) + " words");
-  }
+  // Before a member's part is looked up: one without a part is named.
+  void check_member(member_id m) const { (void)part(m); }
 
-  context* ctx_ = nullptr;
+  // The move of what the base does not hold (see segment_base).
+  void take(segment& o) noexcept {
+    parts_ = std::move(o.parts_);
+    own_ = o.own_;
+  }
+  void release() noexcept {}  // the parts are shared: the last handle frees them
+
   std::vector<std::shared_ptr<detail::memory>> parts_;
   member_id own_ = 0;
 };
@@ -567,30 +573,34 @@ class context {
 };
 
 inline void segment::put(member_id target, std::size_t word, std::span<const std::byte> bytes) {
+  require_handle();
   ctx_->before_operation();
   check_range(target, word, bytes.size());
   if (!ctx_->world_->alive(target)) return;  // like a write to a dead host: lost; flush reports it
   detail::copy_in(parts_[target]->data.data() + word, bytes);
 }
 
-inline void segment::flush(member_id target) { ctx_->require_alive(target, "flush of its writes"); }
+inline void segment::flush(member_id target) {
+  require_handle();
+  (void)part(target);  // a member outside the segment is named, not looked up past the group
+  ctx_->require_alive(target, "flush of its writes");
+}
 
 inline std::uint64_t segment::fetch_add(member_id target, std::size_t control_word, std::uint64_t value) {
+  require_handle();
   ctx_->before_operation();
+  auto& control = part(target).control;
   ctx_->require_alive(target, "remote atomic");
-  auto& control = parts_.at(target)->control;
-  if (control_word >= control.size())
-    throw comm_error("dml::comm::inproc: control word " + std::to_string(control_word) +
-                     " is outside member " + std::to_string(target) + "'s " + std::to_string(control.size()) +
-                     " control words");
+  check_control(target, control_word);
   return std::atomic_ref<std::uint64_t>(control[control_word]).fetch_add(value, std::memory_order_acq_rel);
 }
 
 inline void segment::get(member_id source, std::size_t word, std::span<std::byte> out) {
+  require_handle();
   ctx_->before_operation();
   check_range(source, word, out.size());
   ctx_->require_alive(source, "one-sided read");  // like a read from a dead host: it fails
-  detail::copy_out(out, parts_[source]->data.data() + word);
+  ::dml::detail::segment_impl::atomic_copy_out(out, parts_[source]->data.data() + word);
 }
 
 /// Starts n ranks as threads, runs fn(context&) on each and joins them. If

@@ -8,6 +8,7 @@
 
 #include <dml/comm/attributes.hpp>
 #include <dml/comm/concepts.hpp>
+#include <dml/comm/detail/segment_base.hpp>
 #include <dml/comm/mpi/common.hpp>
 #include <dml/comm/mpi/group.hpp>
 #include <dml/error.hpp>
@@ -492,25 +493,17 @@ class mpi {
 
 /// One member's handle on a two-sided segment; see mpi. Move-only;
 /// destruction is collective and must happen in the same order everywhere.
-class mpi::segment {
+class mpi::segment : detail::segment_impl::segment_base<mpi::segment, mpi> {
+  using handle_base = detail::segment_impl::segment_base<segment, mpi>;
+
  public:
   segment() = default;
-  segment(segment&& o) noexcept { take(o); }
-  segment& operator=(segment&& o) noexcept {
-    if (this != &o) {
-      release();
-      take(o);
-    }
-    return *this;
-  }
-  segment(const segment&) = delete;
-  segment& operator=(const segment&) = delete;
+  segment(segment&& o) noexcept : handle_base(std::move(o)) { take(o); }
+  segment& operator=(segment&& o) noexcept { return move_assign(o); }
   ~segment() { release(); }
 
-  /// Number of data words member m holds in this segment.
-  [[nodiscard]] std::size_t words(member_id m) const { return data_words_.at(m); }
-  /// Number of control words member m holds in this segment.
-  [[nodiscard]] std::size_t control_words(member_id m) const { return control_words_.at(m); }
+  using handle_base::control_words;
+  using handle_base::words;
 
   /// Sends `bytes` for target's data words from `word` on (a partial last
   /// word is zero padded). The caller may reuse its buffer on return.
@@ -559,7 +552,7 @@ class mpi::segment {
   /// flush() of every target written to since its last flush, requests
   /// sent to all of them before waiting for any.
   void flush_all() {
-    if (ctx_ == nullptr) throw comm_error(std::string(who) + ": use of an empty (moved-from) segment");
+    require_handle();
     std::vector<std::pair<member_id, std::uint64_t>> waiting;
     for (member_id m = 0; m < dirty_.size(); ++m) {
       if (dirty_[m] == 0) continue;
@@ -578,10 +571,7 @@ class mpi::segment {
   /// to target; returns the previous value.
   std::uint64_t fetch_add(member_id target, std::size_t control_word, std::uint64_t value) {
     require_alive(target, "remote atomic");
-    if (control_word >= control_words_.at(target))
-      throw comm_error(std::string(who) + ": control word " + std::to_string(control_word) +
-                       " is outside member " + std::to_string(target) + "'s " +
-                       std::to_string(control_words_[target]) + " control words");
+    check_control(target, control_word);
     if (target == own()) {
       const std::uint64_t old = mem_->control[control_word];
       mem_->control[control_word] = old + value;
@@ -623,30 +613,27 @@ class mpi::segment {
 
   /// One of the own data words, after applying arrived messages.
   [[nodiscard]] std::uint64_t load(std::size_t word) const {
-    check_range(own(), word, 8);
+    check_own_range(word, 8);
     ctx_->progress();
     return mem_->data[word];
   }
   /// One of the own control words, after applying arrived messages.
   [[nodiscard]] std::uint64_t load_control(std::size_t word) const {
-    if (ctx_ == nullptr) throw comm_error(std::string(who) + ": use of an empty (moved-from) segment");
-    if (word >= mem_->control.size())
-      throw comm_error(std::string(who) + ": control word " + std::to_string(word) + " is outside the own " +
-                       std::to_string(mem_->control.size()) + " control words");
+    check_own_control(word);  // control_words_[own()] is mem_->control.size()
     ctx_->progress();
     return mem_->control[word];
   }
   /// Copies own data words from `word` on into `out`, after applying
   /// arrived messages.
   void read(std::size_t word, std::span<std::byte> out) const {
-    check_range(own(), word, out.size());
+    check_own_range(word, out.size());
     ctx_->progress();
     std::memcpy(out.data(), mem_->data.data() + word, out.size());
   }
   /// Own data words in place (see comm::segment for when that is safe);
   /// applies nothing: call sync() or load() first.
   [[nodiscard]] std::span<const std::uint64_t> view(std::size_t word, std::size_t words) const {
-    check_range(own(), word, 8 * words);
+    check_own_range(word, 8 * words);
     return {mem_->data.data() + word, words};
   }
   /// Applies arrived messages.
@@ -656,27 +643,12 @@ class mpi::segment {
 
  private:
   friend class mpi;
+  friend handle_base;
   static constexpr const char* who = "dml::comm::mpi";
 
   [[nodiscard]] member_id own() const noexcept { return ctx_->rank(); }
   [[nodiscard]] std::uint64_t head(kind k) const noexcept {
     return static_cast<std::uint64_t>(k) | (id_ << 8);
-  }
-
-  void check_range(member_id m, std::size_t word, std::size_t bytes) const {
-    if (ctx_ == nullptr) throw comm_error(std::string(who) + ": use of an empty (moved-from) segment");
-    const std::size_t have = data_words_.at(m);
-    if (word > have || (bytes + 7) / 8 > have - word)
-      throw comm_error(std::string(who) + ": access of " + std::to_string(bytes) + " bytes at word " +
-                       std::to_string(word) + " is outside member " + std::to_string(m) + "'s segment of " +
-                       std::to_string(have) + " words");
-  }
-
-  void require_alive(member_id target, const char* what) const {
-    if (ctx_ == nullptr) throw comm_error(std::string(who) + ": use of an empty (moved-from) segment");
-    if (!ctx_->alive(target))
-      throw peer_failure(target, std::string(who) + ": " + what + " to member " + std::to_string(target) +
-                                     ", which has failed");
   }
 
   void write_own(std::size_t word, std::span<const std::byte> bytes) {
@@ -689,12 +661,10 @@ class mpi::segment {
     }
   }
 
+  // The move of what the base does not hold (see segment_base).
   void take(segment& o) noexcept {
-    ctx_ = std::exchange(o.ctx_, nullptr);
     id_ = std::exchange(o.id_, 0);
     mem_ = std::move(o.mem_);
-    data_words_ = std::move(o.data_words_);
-    control_words_ = std::move(o.control_words_);
     dirty_ = std::move(o.dirty_);
   }
 
@@ -717,11 +687,8 @@ class mpi::segment {
     mem_.reset();
   }
 
-  mpi* ctx_ = nullptr;
   std::uint64_t id_ = 0;
   std::unique_ptr<memory> mem_;
-  std::vector<std::size_t> data_words_;
-  std::vector<std::size_t> control_words_;
   std::vector<char> dirty_;  // per target: puts not yet flushed
 };
 

@@ -9,6 +9,7 @@
 
 #include <dml/comm/attributes.hpp>
 #include <dml/comm/concepts.hpp>
+#include <dml/comm/detail/segment_base.hpp>
 #include <dml/comm/mpi/common.hpp>
 #include <dml/comm/mpi/group.hpp>
 #include <dml/error.hpp>
@@ -228,25 +229,17 @@ class mpi_rma {
 
 /// One member's handle on a window; see mpi_rma. Move-only; destruction is
 /// collective (MPI_Win_free) and must happen in the same order everywhere.
-class mpi_rma::segment {
+class mpi_rma::segment : detail::segment_impl::segment_base<mpi_rma::segment, mpi_rma> {
+  using handle_base = detail::segment_impl::segment_base<segment, mpi_rma>;
+
  public:
   segment() = default;
-  segment(segment&& o) noexcept { take(o); }
-  segment& operator=(segment&& o) noexcept {
-    if (this != &o) {
-      release();
-      take(o);
-    }
-    return *this;
-  }
-  segment(const segment&) = delete;
-  segment& operator=(const segment&) = delete;
+  segment(segment&& o) noexcept : handle_base(std::move(o)) { take(o); }
+  segment& operator=(segment&& o) noexcept { return move_assign(o); }
   ~segment() { release(); }
 
-  /// Number of data words member m holds in this segment.
-  [[nodiscard]] std::size_t words(member_id m) const { return data_words_.at(m); }
-  /// Number of control words member m holds in this segment.
-  [[nodiscard]] std::size_t control_words(member_id m) const { return control_words_.at(m); }
+  using handle_base::control_words;
+  using handle_base::words;
 
   /// MPI_Put of `bytes` into target's data words from `word` on (a partial
   /// last word is zero padded), locally complete on return.
@@ -290,10 +283,7 @@ class mpi_rma::segment {
   /// issued before it are flushed first, so they land before the add.
   std::uint64_t fetch_add(member_id target, std::size_t control_word, std::uint64_t value) {
     require_alive(target, "remote atomic");
-    if (control_word >= control_words_.at(target))
-      throw comm_error(std::string(who) + ": control word " + std::to_string(control_word) +
-                       " is outside member " + std::to_string(target) + "'s " +
-                       std::to_string(control_words_[target]) + " control words");
+    check_control(target, control_word);
     const int t = rank_of(target);
     std::uint64_t old = 0;
     peer_call(MPI_Win_flush(t, win_), target, "MPI_Win_flush");
@@ -331,16 +321,14 @@ class mpi_rma::segment {
   /// Acquire load of one of the own data words (call sync() first to see
   /// remote writes).
   [[nodiscard]] std::uint64_t load(std::size_t word) const {
-    check_range(own(), word, 8);
+    check_own_range(word, 8);
     return std::atomic_ref<std::uint64_t>(base_[word]).load(std::memory_order_acquire);
   }
 
   /// Atomic read of one of the own control words (MPI_Fetch_and_op with
   /// MPI_NO_OP on the own rank; see the class comment of mpi_rma).
   [[nodiscard]] std::uint64_t load_control(std::size_t word) const {
-    if (word >= control_words_.at(own()))
-      throw comm_error(std::string(who) + ": control word " + std::to_string(word) + " is outside the own " +
-                       std::to_string(control_words_[own()]) + " control words");
+    check_own_control(word);
     const int me = rank_of(own());
     std::uint64_t ignored = 0, value = 0;
     detail::mpi_impl::check(MPI_Fetch_and_op(&ignored, &value, MPI_UINT64_T, me,
@@ -353,24 +341,15 @@ class mpi_rma::segment {
   /// Copies own data words from `word` on into `out` (word-wise atomic
   /// loads; no consistency across words: callers detect tearing).
   void read(std::size_t word, std::span<std::byte> out) const {
-    check_range(own(), word, out.size());
-    const std::size_t full = out.size() / 8;
-    for (std::size_t i = 0; i < full; ++i) {
-      const std::uint64_t w = std::atomic_ref<std::uint64_t>(base_[word + i]).load(std::memory_order_acquire);
-      std::memcpy(out.data() + 8 * i, &w, 8);
-    }
-    if (const std::size_t tail = out.size() % 8; tail != 0) {
-      const std::uint64_t w =
-          std::atomic_ref<std::uint64_t>(base_[word + full]).load(std::memory_order_acquire);
-      std::memcpy(out.data() + 8 * full, &w, tail);
-    }
+    check_own_range(word, out.size());
+    detail::segment_impl::atomic_copy_out(out, base_ + word);
   }
 
   /// MPI_Win_sync: makes remote writes that completed visible to the loads
   /// above (a memory barrier in the unified model).
   /// Own data words in place (see comm::segment for when that is safe).
   [[nodiscard]] std::span<const std::uint64_t> view(std::size_t word, std::size_t words) const {
-    check_range(own(), word, 8 * words);
+    check_own_range(word, 8 * words);
     return {base_ + word, words};
   }
 
@@ -378,6 +357,7 @@ class mpi_rma::segment {
 
  private:
   friend class mpi_rma;
+  friend handle_base;
   static constexpr const char* who = "dml::comm::mpi_rma";
 
   [[nodiscard]] member_id own() const noexcept { return ctx_->group_.rank(); }
@@ -391,35 +371,17 @@ class mpi_rma::segment {
   }
   [[nodiscard]] static MPI_Aint disp(std::size_t word) noexcept { return static_cast<MPI_Aint>(word); }
 
-  void check_range(member_id m, std::size_t word, std::size_t bytes) const {
-    if (ctx_ == nullptr) throw comm_error(std::string(who) + ": use of an empty (moved-from) segment");
-    const std::size_t have = data_words_.at(m);
-    if (word > have || (bytes + 7) / 8 > have - word)
-      throw comm_error(std::string(who) + ": access of " + std::to_string(bytes) + " bytes at word " +
-                       std::to_string(word) + " is outside member " + std::to_string(m) + "'s segment of " +
-                       std::to_string(have) + " words");
-  }
-
-  void require_alive(member_id target, const char* what) const {
-    if (ctx_ == nullptr) throw comm_error(std::string(who) + ": use of an empty (moved-from) segment");
-    if (!ctx_->alive(target))
-      throw peer_failure(target, std::string(who) + ": " + what + " to member " + std::to_string(target) +
-                                     ", which has failed");
-  }
-
   void peer_call(int rc, member_id target, const char* call) {
     if (rc == MPI_SUCCESS) return;
     ctx_->group_.mark_failed(target);
     detail::mpi_impl::check_peer(rc, who, call, target);
   }
 
+  // The move of what the base does not hold (see segment_base).
   void take(segment& o) noexcept {
-    ctx_ = std::exchange(o.ctx_, nullptr);
     comm_ = std::exchange(o.comm_, MPI_COMM_NULL);
     win_ = std::exchange(o.win_, MPI_WIN_NULL);
     base_ = std::exchange(o.base_, nullptr);
-    data_words_ = std::move(o.data_words_);
-    control_words_ = std::move(o.control_words_);
     ranks_ = std::move(o.ranks_);
   }
 
@@ -449,12 +411,9 @@ class mpi_rma::segment {
     ctx_ = nullptr;
   }
 
-  mpi_rma* ctx_ = nullptr;
   MPI_Comm comm_ = MPI_COMM_NULL;  // the communicator the window was created over
   MPI_Win win_ = MPI_WIN_NULL;
   std::uint64_t* base_ = nullptr;
-  std::vector<std::size_t> data_words_;
-  std::vector<std::size_t> control_words_;
   std::vector<int> ranks_;       // member id -> rank in the window's communicator, -1 when absent
   std::uint64_t tail_word_ = 0;  // staging for a partial last word, reusable after flush_local
 };

@@ -9,6 +9,7 @@
 
 #include <dml/comm/bootstrap.hpp>
 #include <dml/comm/concepts.hpp>
+#include <dml/comm/detail/segment_base.hpp>
 #include <dml/comm/mpi/common.hpp>
 #include <dml/comm/verbs/device.hpp>
 #include <dml/error.hpp>
@@ -739,25 +740,17 @@ class context {
 
 /// One member's registered region of a segment; see context. Move-only;
 /// destruction is collective and must happen in the same order everywhere.
-class context::segment {
+class context::segment : dml::detail::segment_impl::segment_base<context::segment, context> {
+  using handle_base = dml::detail::segment_impl::segment_base<segment, context>;
+
  public:
   segment() = default;
-  segment(segment&& o) noexcept { take(o); }
-  segment& operator=(segment&& o) noexcept {
-    if (this != &o) {
-      release();
-      take(o);
-    }
-    return *this;
-  }
-  segment(const segment&) = delete;
-  segment& operator=(const segment&) = delete;
+  segment(segment&& o) noexcept : handle_base(std::move(o)) { take(o); }
+  segment& operator=(segment&& o) noexcept { return move_assign(o); }
   ~segment() { release(); }
 
-  /// Number of data words member m holds in this segment.
-  [[nodiscard]] std::size_t words(member_id m) const { return data_words_.at(m); }
-  /// Number of control words member m holds in this segment.
-  [[nodiscard]] std::size_t control_words(member_id m) const { return control_words_.at(m); }
+  using handle_base::control_words;
+  using handle_base::words;
 
   /// RDMA WRITE of `bytes` into target's data words from `word` on (a
   /// partial last word is zero padded). The caller's buffer is free again
@@ -777,7 +770,7 @@ class context::segment {
 
   /// Remote completion of every earlier put to target.
   void flush(member_id target) {
-    require_ctx();
+    require_handle();
     ctx_->require_member(target, "flush");
     ctx_->drain(target, "flush");
     ctx_->throw_if_faulted(target);
@@ -786,7 +779,7 @@ class context::segment {
   /// Remote completion of every earlier put; throws for the first member a
   /// put to which failed.
   void flush_all() {
-    require_ctx();
+    require_handle();
     ctx_->drain_all("flush_all");
     for (member_id m = 0; m < ctx_->size_; ++m) ctx_->throw_if_faulted(m);
   }
@@ -794,12 +787,9 @@ class context::segment {
   /// Remote atomic add on target's control word; returns the previous value.
   /// Puts issued before it have landed before the add.
   std::uint64_t fetch_add(member_id target, std::size_t control_word, std::uint64_t value) {
-    require_ctx();
+    require_handle();
     ctx_->require_member(target, "remote atomic");
-    if (control_word >= control_words_[target])
-      throw comm_error(std::string(who) + ": control word " + std::to_string(control_word) +
-                       " is outside member " + std::to_string(target) + "'s " +
-                       std::to_string(control_words_[target]) + " control words");
+    check_control(target, control_word);
     if (!ctx_->atomics_ || !ctx_->peers_[target].atomics)
       throw config_error(
           std::string(who) + ": remote atomics are not available between member " +
@@ -832,73 +822,49 @@ class context::segment {
 
   /// Acquire load of one of the own data words (call sync() first).
   [[nodiscard]] std::uint64_t load(std::size_t word) const {
-    check_range(own(), word, 8);
+    check_own_range(word, 8);
     return std::atomic_ref<std::uint64_t>(base_[word]).load(std::memory_order_acquire);
   }
 
   /// Acquire load of one of the own control words.
   [[nodiscard]] std::uint64_t load_control(std::size_t word) const {
-    require_ctx();
-    if (word >= control_words_[own()])
-      throw comm_error(std::string(who) + ": control word " + std::to_string(word) + " is outside the own " +
-                       std::to_string(control_words_[own()]) + " control words");
+    check_own_control(word);
     return std::atomic_ref<std::uint64_t>(base_[data_words_[own()] + word]).load(std::memory_order_acquire);
   }
 
   /// Copies own data words from `word` on into `out` (word-wise atomic
   /// loads; no consistency across words: callers detect tearing).
   void read(std::size_t word, std::span<std::byte> out) const {
-    check_range(own(), word, out.size());
-    const std::size_t full = out.size() / 8;
-    for (std::size_t i = 0; i < full; ++i) {
-      const std::uint64_t w = std::atomic_ref<std::uint64_t>(base_[word + i]).load(std::memory_order_acquire);
-      std::memcpy(out.data() + 8 * i, &w, 8);
-    }
-    if (const std::size_t tail = out.size() % 8; tail != 0) {
-      const std::uint64_t w =
-          std::atomic_ref<std::uint64_t>(base_[word + full]).load(std::memory_order_acquire);
-      std::memcpy(out.data() + 8 * full, &w, tail);
-    }
+    check_own_range(word, out.size());
+    dml::detail::segment_impl::atomic_copy_out(out, base_ + word);
   }
 
   /// Orders the loads that follow after remote writes that have landed (the
   /// adapter writes coherently into host memory).
   /// Own data words in place (see comm::segment for when that is safe).
   [[nodiscard]] std::span<const std::uint64_t> view(std::size_t word, std::size_t words) const {
-    check_range(own(), word, 8 * words);
+    check_own_range(word, 8 * words);
     return {base_ + word, words};
   }
   void sync() { std::atomic_thread_fence(std::memory_order_acquire); }
 
  private:
   friend class context;
+  friend handle_base;
   static constexpr const char* who = detail::verbs_impl::who;
 
   [[nodiscard]] member_id own() const noexcept { return ctx_->rank_; }
 
-  void require_ctx() const {
-    if (ctx_ == nullptr) throw comm_error(std::string(who) + ": use of an empty (moved-from) segment");
-  }
+  // Before a member's part is looked up: an id beyond the group is named.
+  void check_member(member_id m) const { ctx_->require_member(m, "access"); }
 
-  void check_range(member_id m, std::size_t word, std::size_t bytes) const {
-    require_ctx();
-    ctx_->require_member(m, "access");
-    const std::size_t have = data_words_[m];
-    if (word > have || (bytes + 7) / 8 > have - word)
-      throw comm_error(std::string(who) + ": access of " + std::to_string(bytes) + " bytes at word " +
-                       std::to_string(word) + " is outside member " + std::to_string(m) + "'s segment of " +
-                       std::to_string(have) + " words");
-  }
-
+  // The move of what the base does not hold (see segment_base).
   void take(segment& o) noexcept {
-    ctx_ = std::exchange(o.ctx_, nullptr);
     base_ = std::exchange(o.base_, nullptr);
     memory_ = std::move(o.memory_);
     mr_ = std::move(o.mr_);
     addr_ = std::move(o.addr_);
     rkey_ = std::move(o.rkey_);
-    data_words_ = std::move(o.data_words_);
-    control_words_ = std::move(o.control_words_);
   }
 
   // Collective: completes own writes and waits (bounded) until every member
@@ -921,14 +887,11 @@ class context::segment {
     ctx_ = nullptr;
   }
 
-  context* ctx_ = nullptr;
   std::uint64_t* base_ = nullptr;
   detail::verbs_impl::memory_ptr memory_;
   detail::verbs_impl::mr_ptr mr_;
   std::vector<std::uint64_t> addr_;
   std::vector<std::uint32_t> rkey_;
-  std::vector<std::size_t> data_words_;
-  std::vector<std::size_t> control_words_;
 };
 
 inline context::segment context::create_segment(std::size_t data_words, std::size_t control_words) {

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -154,6 +155,9 @@ void segments(Comm& c, outcome& out) {
   out.check(throws([&] { (void)s.load_control(2 + me); }),
             "a control load past the own words is a comm_error");
   out.check(throws([&] { (void)s.view(s.words(me), 1); }), "a view past the own words is a comm_error");
+  // 8 x this count wraps around to 8 bytes: a check in bytes would pass it.
+  out.check(throws([&] { (void)s.view(0, std::numeric_limits<std::size_t>::max() / 8 + 2); }),
+            "a view whose size in bytes wraps around is a comm_error");
   c.barrier();
 }
 

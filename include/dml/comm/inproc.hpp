@@ -253,7 +253,7 @@ class segment : ::dml::detail::segment_impl::segment_base<segment, context> {
     ::dml::detail::segment_impl::atomic_copy_out(out, own_part().data.data() + word);
   }
   [[nodiscard]] std::span<const std::uint64_t> view(std::size_t word, std::size_t words) const {
-    check_own_range(word, 8 * words);
+    check_own_words(word, words);
     return {own_part().data.data() + word, words};
   }
   void sync() {}

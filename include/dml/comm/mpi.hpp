@@ -633,7 +633,7 @@ class mpi::segment : detail::segment_impl::segment_base<mpi::segment, mpi> {
   /// Own data words in place (see comm::segment for when that is safe);
   /// applies nothing: call sync() or load() first.
   [[nodiscard]] std::span<const std::uint64_t> view(std::size_t word, std::size_t words) const {
-    check_own_range(word, 8 * words);
+    check_own_words(word, words);
     return {mem_->data.data() + word, words};
   }
   /// Applies arrived messages.

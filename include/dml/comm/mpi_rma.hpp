@@ -349,7 +349,7 @@ class mpi_rma::segment : detail::segment_impl::segment_base<mpi_rma::segment, mp
   /// above (a memory barrier in the unified model).
   /// Own data words in place (see comm::segment for when that is safe).
   [[nodiscard]] std::span<const std::uint64_t> view(std::size_t word, std::size_t words) const {
-    check_own_range(word, 8 * words);
+    check_own_words(word, words);
     return {base_ + word, words};
   }
 

@@ -843,7 +843,7 @@ class context::segment : dml::detail::segment_impl::segment_base<context::segmen
   /// adapter writes coherently into host memory).
   /// Own data words in place (see comm::segment for when that is safe).
   [[nodiscard]] std::span<const std::uint64_t> view(std::size_t word, std::size_t words) const {
-    check_own_range(word, 8 * words);
+    check_own_words(word, words);
     return {base_ + word, words};
   }
   void sync() { std::atomic_thread_fence(std::memory_order_acquire); }

@@ -84,10 +84,8 @@ class segment_base {
     require_handle();
     derived().check_member(m);
     const std::size_t have = data_words_.at(m);
-    if (word > have || (bytes + 7) / 8 > have - word)
-      throw comm_error(std::string(Derived::who) + ": access of " + std::to_string(bytes) +
-                       " bytes at word " + std::to_string(word) + " is outside member " + std::to_string(m) +
-                       "'s segment of " + std::to_string(have) + " words");
+    // bytes / 8 rounded up without bytes + 7, which wraps near SIZE_MAX.
+    if (word > have || bytes / 8 + (bytes % 8 != 0) > have - word) outside(m, word, bytes, "bytes", have);
   }
 
   /// check_range on this member's own part; an empty handle is refused
@@ -95,6 +93,16 @@ class segment_base {
   void check_own_range(std::size_t word, std::size_t bytes) const {
     require_handle();
     check_range(derived().own(), word, bytes);
+  }
+
+  /// Throws `comm_error` unless `words` whole data words from `word` lie in
+  /// this member's own part (view()): counted in words, so a huge count
+  /// cannot wrap around as its size in bytes would.
+  void check_own_words(std::size_t word, std::size_t words) const {
+    require_handle();
+    const member_id m = derived().own();
+    const std::size_t have = data_words_.at(m);
+    if (word > have || words > have - word) outside(m, word, words, "words", have);
   }
 
   /// Throws `comm_error` unless target holds control word `word`.
@@ -132,6 +140,13 @@ class segment_base {
   std::vector<std::size_t> control_words_;  // per member id
 
  private:
+  [[noreturn]] static void outside(member_id m, std::size_t word, std::size_t count, const char* unit,
+                                   std::size_t have) {
+    throw comm_error(std::string(Derived::who) + ": access of " + std::to_string(count) + " " + unit +
+                     " at word " + std::to_string(word) + " is outside member " + std::to_string(m) +
+                     "'s segment of " + std::to_string(have) + " words");
+  }
+
   [[nodiscard]] Derived& derived() noexcept { return static_cast<Derived&>(*this); }
   [[nodiscard]] const Derived& derived() const noexcept { return static_cast<const Derived&>(*this); }
 };

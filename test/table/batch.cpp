@@ -101,6 +101,9 @@ TEST_CASE("table: read_rows returns every row as read() would, duplicates includ
       me.reads = after.reads - before.reads;
       me.hits = after.cache_hits - before.cache_hits;
       me.own = after.own_reads - before.own_reads;
+      // Nobody's next sync() (whose clock() publishes a batch) may start
+      // while another member is still fetching: that would tear its fetch.
+      c.barrier();
       t.sync();  // drops the cache: the same rows again, one read() each
       const auto mid = t.stats();
       for (std::size_t r = 0; r < rows; ++r) (void)t.read(r);

@@ -50,8 +50,8 @@
 
 #include "../common/cli.hpp"
 #include "../common/launcher.hpp"
+#include "../common/ratings.hpp"
 #include "../common/table_app.hpp"
-#include "ratings.hpp"
 
 #include <dml/data/shard.hpp>
 
@@ -64,7 +64,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
-#include <fstream>
 #include <random>
 #include <span>
 #include <string>
@@ -139,47 +138,21 @@ problem generate(const settings& s) {
 /// --test-ratings 10% of the lines are held out by a coin of --seed, as the
 /// generator holds out 10% of its entries.
 problem load(settings& s) {
-  const std::vector<mf_ratings::entry> train = mf_ratings::read(s.ratings);
-  const std::vector<mf_ratings::entry> test =
-      s.test_ratings.empty() ? std::vector<mf_ratings::entry>{} : mf_ratings::read(s.test_ratings);
-  mf_ratings::dense_ids users, items;
-  for (const auto* set : {&train, &test})
-    for (const auto& e : *set) {
-      users.add(e.user);
-      items.add(e.item);
-    }
-  users.finish();
-  items.finish();
-  s.users = users.size();
-  s.items = items.size();
+  const mf_ratings::dense_set set = mf_ratings::load(s.ratings, s.test_ratings, s.seed);
+  s.users = set.users;
+  s.items = set.items;
   problem out;
   out.truth_known = false;
-  std::mt19937_64 rng(s.seed);
-  std::uniform_real_distribution<double> coin(0.0, 1.0);
-  const auto to_rating = [&](const mf_ratings::entry& e) {
-    return rating{static_cast<std::uint32_t>(users(e.user)), static_cast<std::uint32_t>(items(e.item)),
-                  e.value, e.value};
-  };
-  for (const auto& e : train)
-    (s.test_ratings.empty() && coin(rng) >= 0.9 ? out.test : out.train).push_back(to_rating(e));
-  for (const auto& e : test) out.test.push_back(to_rating(e));
+  for (const auto& [from, to] : {std::pair{&set.train, &out.train}, std::pair{&set.test, &out.test}})
+    for (const auto& r : *from) to->push_back({r.user, r.item, r.value, r.value});
   return out;
 }
 
 /// --write-ratings FILE: the training ratings to FILE and the test ratings
 /// to FILE.test, one `user item rating` line each (floats written exactly).
 void write_ratings(const problem& data, const std::string& path) {
-  for (const auto& [name, set] : {std::pair{path, &data.train}, std::pair{path + ".test", &data.test}}) {
-    std::ofstream out(name);
-    out << "# dml-mf ratings: user item rating\n";
-    char line[96];
-    for (const rating& r : *set) {
-      std::snprintf(line, sizeof line, "%u %u %.9g\n", static_cast<unsigned>(r.user),
-                    static_cast<unsigned>(r.item), static_cast<double>(r.value));
-      out << line;
-    }
-    if (!out.flush()) throw dml::data_error(name, 0, "cannot write the file");
-  }
+  mf_ratings::write(path, data.train, "dml-mf");
+  mf_ratings::write(path + ".test", data.test, "dml-mf");
 }
 
 // ---- the model ------------------------------------------------------------------------------

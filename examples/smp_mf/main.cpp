@@ -5,17 +5,22 @@
 // cut into one block per rank, and the blocks rotate: in iteration t rank p
 // runs SGD over its ratings of the items in block (p - t) mod P and passes
 // the block on to rank p + 1. No two ranks touch the same item at once, so
-// nothing is averaged or lost. After each rotation (P iterations) every
-// rank holds all of V and the RMSE over all ratings is printed.
+// nothing is averaged or lost. After each rotation (P iterations, one pass
+// over the training ratings: an epoch) every rank holds all of V and the
+// training and held-out test RMSE are printed in dml-mf's format, so one
+// script reads both trainers (scripts/compare-mf.py).
 //
 // Data: a generated low-rank matrix R = U* V*^T + N(0, noise^2), a
 // --density share of it observed, item popularity skewed (item j is rated
 // with weight 1 / (1 + j / 50)), so some items cost far more than others:
-// the case for heaviest-first dispatch.
+// the case for heaviest-first dispatch; 10% of the observed entries are
+// held out for testing. Or --ratings FILE [--test-ratings FILE]: dml-mf's
+// rating files, read by the same reader (examples/common/ratings.hpp).
 #include <dml/comm/inproc.hpp>
 #include <dml/schedule.hpp>
 
 #include "../common/cli.hpp"
+#include "../common/ratings.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -24,9 +29,11 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <numeric>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -36,13 +43,19 @@ using cli::usage_error;
 struct options {
   std::size_t ranks = 4, users = 2000, items = 2000, rank = 8, rotations = 10, executors = 1;
   double density = 0.05, noise = 0.1, lr = 0.02, reg = 0.01;
-  bool micro_sync = false, no_heaviest_first = false;
+  bool micro_sync = false, no_heaviest_first = false, lr_decay = false;
   std::uint64_t seed = 1;
+  std::string ratings, test_ratings, write_ratings;  // files (--ratings, --test-ratings, --write-ratings)
 };
 
 struct rating {
   std::uint32_t user, item;
-  double value;
+  float value, truth;  // truth: without noise (a file's: the value)
+};
+
+struct problem {
+  std::vector<rating> train, test;
+  bool truth_known = true;  // generated (a file's ratings have no noiseless truth)
 };
 
 double uniform(dml::data::splitmix64& g) { return (static_cast<double>(g() >> 11) + 0.5) * 0x1p-53; }
@@ -51,13 +64,14 @@ double normal(dml::data::splitmix64& g) {
   return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v);
 }
 
-std::vector<rating> generate(const options& o) {
+problem generate(const options& o) {
   dml::data::splitmix64 g(o.seed * 0x9e3779b97f4a7c15ULL + 7);
+  dml::data::splitmix64 held_out(o.seed * 0x9e3779b97f4a7c15ULL + 11);  // its own stream: g's ratings stay
   const double scale = 1.0 / std::sqrt(static_cast<double>(o.rank));
   std::vector<double> u(o.users * o.rank), v(o.items * o.rank);
   for (double& x : u) x = normal(g) * std::sqrt(scale);
   for (double& x : v) x = normal(g) * std::sqrt(scale);
-  std::vector<rating> out;
+  problem out;
   double mean_weight = 0;
   for (std::size_t j = 0; j < o.items; ++j) mean_weight += 1.0 / (1.0 + static_cast<double>(j) / 50.0);
   mean_weight /= static_cast<double>(o.items);
@@ -67,20 +81,44 @@ std::vector<rating> generate(const options& o) {
       if (uniform(g) >= p) continue;
       double dot = 0;
       for (std::size_t k = 0; k < o.rank; ++k) dot += u[i * o.rank + k] * v[j * o.rank + k];
-      out.push_back(
-          {static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j), dot + o.noise * normal(g)});
+      // Values are floats, as a rating file holds them, so a written and
+      // read-back set trains the same model.
+      const rating r{static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j),
+                     static_cast<float>(dot + o.noise * normal(g)), static_cast<float>(dot)};
+      (uniform(held_out) < 0.9 ? out.train : out.test).push_back(r);
     }
   return out;
 }
 
+/// --ratings FILE [--test-ratings FILE]: as dml-mf reads them (ids remapped
+/// densely; without a test file 10% held out by a coin of --seed); sets
+/// --users and --items to the distinct ids.
+problem load(options& o) {
+  const mf_ratings::dense_set set = mf_ratings::load(o.ratings, o.test_ratings, o.seed);
+  o.users = set.users;
+  o.items = set.items;
+  problem out;
+  out.truth_known = false;
+  for (const auto& [from, to] : {std::pair{&set.train, &out.train}, std::pair{&set.test, &out.test}})
+    for (const auto& r : *from) to->push_back({r.user, r.item, r.value, r.value});
+  return out;
+}
+
+/// Squared errors of a set of ratings: against the values and the truth.
+struct errors {
+  double noisy = 0, clean = 0, count = 0;
+};
+
 // One rank's program: its users' ratings grouped by item.
 class mf_program {
  public:
-  mf_program(const std::vector<rating>& all, const options& o, std::size_t member, std::size_t members)
+  mf_program(const problem& data, const options& o, std::size_t member, std::size_t members)
       : o_(o), start_(o.items + 1, 0), u_(o.users * o.rank), v_(o.items * o.rank) {
     std::vector<rating> mine;
-    for (const auto& r : all)
+    for (const auto& r : data.train)
       if (r.user % members == member) mine.push_back(r);
+    for (const auto& r : data.test)
+      if (r.user % members == member) test_.push_back(r);
     for (const auto& r : mine) ++start_[r.item + 1];
     for (std::size_t j = 0; j < o.items; ++j) start_[j + 1] += start_[j];
     by_item_.resize(mine.size());
@@ -100,6 +138,9 @@ class mf_program {
   }
   void update(const dml::schedule::step& s, std::span<double> out) {
     const std::size_t k = o_.rank;
+    // --lr-decay: epoch e (rotation e, from 1) steps lr / sqrt(e), as dml-mf.
+    const double lr =
+        o_.lr_decay ? o_.lr / std::sqrt(static_cast<double>(s.iteration / s.members + 1)) : o_.lr;
     for (std::size_t n = 0; n < s.job.size(); ++n) {
       const std::size_t j = s.job[n];
       double* vj = &v_[j * k];
@@ -110,8 +151,8 @@ class mf_program {
         for (std::size_t c = 0; c < k; ++c) e -= ui[c] * vj[c];
         for (std::size_t c = 0; c < k; ++c) {
           const double uc = ui[c];
-          ui[c] += o_.lr * (e * vj[c] - o_.reg * uc);
-          vj[c] += o_.lr * (e * uc - o_.reg * vj[c]);
+          ui[c] += lr * (e * vj[c] - o_.reg * uc);
+          vj[c] += lr * (e * uc - o_.reg * vj[c]);
         }
         ++updates_;
       }
@@ -124,29 +165,47 @@ class mf_program {
                   &v_[s.job[n] * o_.rank]);
   }
   bool progress(dml::schedule::context& ctx) {
-    double sq = 0;
-    for (const auto& r : by_item_) {
-      double e = r.value;
-      for (std::size_t c = 0; c < o_.rank; ++c) e -= u_[r.user * o_.rank + c] * v_[r.item * o_.rank + c];
-      sq += e * e;
-    }
-    double both[2] = {sq, static_cast<double>(by_item_.size())};
-    ctx.sum(both);
-    rmse_ = std::sqrt(both[0] / both[1]);
+    const auto start = std::chrono::steady_clock::now();
+    const errors train = squared_errors(by_item_), test = squared_errors(test_);
+    double sums[5] = {train.noisy, train.count, test.noisy, test.clean, test.count};
+    ctx.sum(sums);
     ++rotation_;
-    if (on_rotation) on_rotation(rotation_, rmse_);
+    last_ = {rotation_, 0, std::sqrt(sums[0] / sums[1]), std::sqrt(sums[2] / sums[4]),
+             std::sqrt(sums[3] / sums[4])};
+    evaluation_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (on_rotation) on_rotation(last_, evaluation_seconds_);
     return true;
   }
-  std::function<void(std::size_t, double)> on_rotation;
-  [[nodiscard]] double rmse() const { return rmse_; }
+  /// One rotation's numbers (seconds: filled in by the printer).
+  struct row {
+    std::size_t epoch = 0;
+    double seconds = 0, train = 0, test = 0, truth = 0;
+  };
+  /// Called on rank 0 after each rotation, with the seconds spent evaluating so far.
+  std::function<void(const row&, double)> on_rotation;
+  [[nodiscard]] const row& last() const { return last_; }
+  [[nodiscard]] double evaluation_seconds() const { return evaluation_seconds_; }
   [[nodiscard]] std::uint64_t updates() const { return updates_; }
 
  private:
+  [[nodiscard]] errors squared_errors(const std::vector<rating>& set) const {
+    errors out;
+    for (const auto& r : set) {
+      double pred = 0;
+      for (std::size_t c = 0; c < o_.rank; ++c) pred += u_[r.user * o_.rank + c] * v_[r.item * o_.rank + c];
+      out.noisy += (pred - r.value) * (pred - r.value);
+      out.clean += (pred - r.truth) * (pred - r.truth);
+    }
+    out.count = static_cast<double>(set.size());
+    return out;
+  }
+
   options o_;
   std::vector<std::size_t> start_;
-  std::vector<rating> by_item_;
+  std::vector<rating> by_item_, test_;
   std::vector<double> u_, v_;
-  double rmse_ = 0;
+  row last_;
+  double evaluation_seconds_ = 0;
   std::size_t rotation_ = 0;
   std::uint64_t updates_ = 0;
 };
@@ -155,69 +214,143 @@ constexpr const char* description =
     R"(Matrix factorization by SGD on the static rotation engine: item blocks
 rotate among --ranks in-process ranks, results pass along a ring, and all
 ranks synchronize after each full rotation (macro synchronization; --micro-sync
-adds a barrier after every iteration). Prints the RMSE over all ratings after
-every rotation, then final: rmse=X seconds=S updates=U (ratings visited).)";
+adds a barrier after every iteration). The ratings are generated (a planted
+rank --rank truth with noise --noise, skewed item popularity, 10% held out)
+or read from dml-mf's rating files (--ratings).)";
+
+constexpr const char* footer =
+    R"(Prints one line per rotation (an epoch: every training rating visited
+once) in dml-mf's format, 'epoch E  S s  train rmse X  test rmse Y', and
+finally 'final: rmse=<test rmse> seconds=<s> truth=<rmse against the
+noiseless ratings, n/a for a file> epochs=<rotations> updates=<ratings
+visited>'. Seconds leave out the RMSE evaluation, as dml-mf's do. Bad
+arguments exit with 2, other errors with 1.)";
+
+void parse(CLI::App& app, options& o) {
+  app.add_option("--ranks", o.ranks, "in-process ranks, default 4")
+      ->option_text("N")
+      ->check(cli::whole_number());
+  app.add_option("--rotations", o.rotations, "full rotations (ranks iterations each), default 10")
+      ->option_text("N")
+      ->check(cli::whole_number());
+  app.add_option("--users", o.users, "default 2000")->option_text("N")->check(cli::whole_number());
+  app.add_option("--items", o.items, "default 2000")->option_text("N")->check(cli::whole_number());
+  app.add_option("--rank", o.rank, "factor rank, default 8")->option_text("K")->check(cli::whole_number());
+  app.add_option("--density", o.density, "share of ratings observed, default 0.05")
+      ->option_text("D")
+      ->check(cli::number_where<double>([](double d) { return d > 0 && d <= 1; }, "must be in (0, 1]"));
+  app.add_option("--noise", o.noise, "noise standard deviation of generated ratings, default 0.1")
+      ->option_text("X")
+      ->check(cli::positive_number());
+  app.add_option("--lr", o.lr, "SGD step, default 0.02")->option_text("X")->check(cli::positive_number());
+  app.add_flag("--lr-decay", o.lr_decay, "step --lr / sqrt(e) in rotation e (from 1), as dml-mf");
+  app.add_option("--reg", o.reg, "L2 regularization, default 0.01")
+      ->option_text("X")
+      ->check(cli::positive_number());
+  app.add_option("--executors", o.executors, "threads per rank, default 1")
+      ->option_text("N")
+      ->check(cli::whole_number());
+  app.add_flag("--micro-sync", o.micro_sync, "a barrier after every iteration");
+  app.add_flag("--no-heaviest-first", o.no_heaviest_first, "dispatch a block's items in index order");
+  app.add_option("--seed", o.seed, "data, initialization and held-out coin, default 1")
+      ->option_text("N")
+      ->check(cli::whole_number<std::uint64_t>(0));
+  app.add_option(
+         "--ratings", o.ratings,
+         "read the ratings from FILE (dml-mf's 'user item rating'\nlines, ids remapped densely) instead "
+         "of generating them")
+      ->option_text("FILE");
+  app.add_option("--test-ratings", o.test_ratings,
+                 "with --ratings: the held-out ratings (default: 10% of\n--ratings, chosen by --seed)")
+      ->option_text("FILE");
+  app.add_option("--write-ratings", o.write_ratings,
+                 "write the generated training ratings to FILE and the test\nratings to FILE.test")
+      ->option_text("FILE");
+}
+
+void check(const CLI::App& app, const options& o) {
+  if (!o.test_ratings.empty() && o.ratings.empty()) throw usage_error("--test-ratings needs --ratings");
+  if (!o.ratings.empty() && !o.write_ratings.empty())
+    throw usage_error("--write-ratings writes generated ratings; not with --ratings");
+  for (const char* generator_option : {"--users", "--items", "--density", "--noise"})
+    if (!o.ratings.empty() && app.count(generator_option) != 0)
+      throw usage_error(std::string(generator_option) + " shapes generated ratings; not with --ratings");
+  if (o.ratings.empty() && o.ranks > o.items) throw usage_error("--ranks: at most --items");
+  if (o.users > (std::size_t{1} << 24) || o.items > (std::size_t{1} << 24))
+    throw usage_error("--users and --items: at most 2^24 each");
+  if (static_cast<double>(o.users) * static_cast<double>(o.items) * o.density > 1e8)
+    throw usage_error("--users x --items x --density is more than 10^8 ratings");
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   options o;
   try {
-    const auto app = cli::app("dml-smp-mf", description);
-    app->add_option("--ranks", o.ranks, "in-process ranks, default 4")
-        ->option_text("N")
-        ->check(cli::whole_number());
-    app->add_option("--rotations", o.rotations, "full rotations (ranks iterations each), default 10")
-        ->option_text("N")
-        ->check(cli::whole_number());
-    app->add_option("--users", o.users, "default 2000")->option_text("N")->check(cli::whole_number());
-    app->add_option("--items", o.items, "default 2000")->option_text("N")->check(cli::whole_number());
-    app->add_option("--rank", o.rank, "factor rank, default 8")->option_text("K")->check(cli::whole_number());
-    app->add_option("--density", o.density, "share of ratings observed, default 0.05")
-        ->option_text("D")
-        ->check(cli::number_where<double>([](double d) { return d > 0 && d <= 1; }, "must be in (0, 1]"));
-    app->add_option("--lr", o.lr, "SGD step, default 0.02")->option_text("X")->check(cli::positive_number());
-    app->add_option("--executors", o.executors, "threads per rank, default 1")
-        ->option_text("N")
-        ->check(cli::whole_number());
-    app->add_flag("--micro-sync", o.micro_sync, "a barrier after every iteration");
-    app->add_flag("--no-heaviest-first", o.no_heaviest_first, "dispatch a block's items in index order");
-    app->add_option("--seed", o.seed, "default 1")
-        ->option_text("N")
-        ->check(cli::whole_number<std::uint64_t>(0));
+    const auto app = cli::app("dml-smp-mf", description, footer);
+    parse(*app, o);
     if (!cli::parse(*app, argc, argv)) return 0;
-    if (o.ranks > o.items) throw usage_error("--ranks: at most --items");
+    check(*app, o);
   } catch (const usage_error& e) {
     std::fprintf(stderr, "dml-smp-mf: %s (see --help)\n", e.what());
     return 2;
   }
   try {
-    const auto ratings = generate(o);
-    std::printf("dml-smp-mf: %zu ranks, %zu users x %zu items, rank %zu, %zu ratings, %s sync%s\n", o.ranks,
-                o.users, o.items, o.rank, ratings.size(), o.micro_sync ? "micro" : "macro",
-                o.no_heaviest_first ? "" : ", heaviest first");
-    double seconds = 0, rmse = 0;
+    const problem data = o.ratings.empty() ? generate(o) : load(o);
+    if (data.train.empty() || data.test.empty())
+      throw usage_error((o.ratings.empty() ? std::string("the generated matrix") : o.ratings) + " gives " +
+                        std::to_string(data.train.size()) + " training and " +
+                        std::to_string(data.test.size()) + " test ratings; both need some");
+    if (!o.ratings.empty() && o.ranks > o.items)
+      throw usage_error("--ranks " + std::to_string(o.ranks) + " is more than the " +
+                        std::to_string(o.items) + " items of " + o.ratings);
+    if (!o.write_ratings.empty()) {
+      mf_ratings::write(o.write_ratings, data.train, "dml-smp-mf");
+      mf_ratings::write(o.write_ratings + ".test", data.test, "dml-smp-mf");
+    }
+    if (!o.ratings.empty())
+      std::printf("dml-smp-mf: %s: %zu users x %zu items (ids remapped densely)\n", o.ratings.c_str(),
+                  o.users, o.items);
+    std::printf(
+        "dml-smp-mf: %zu ranks, %zu users x %zu items, rank %zu, %zu training / %zu test ratings, %s "
+        "sync%s\n",
+        o.ranks, o.users, o.items, o.rank, data.train.size(), data.test.size(),
+        o.micro_sync ? "micro" : "macro", o.no_heaviest_first ? "" : ", heaviest first");
+    mf_program::row last;
+    double seconds = 0;
     std::vector<std::uint64_t> per_rank(o.ranks, 0);
-    const auto start = std::chrono::steady_clock::now();
     dml::comm::inproc::run(o.ranks, [&](auto& comm) {
-      mf_program prog(ratings, o, comm.rank(), o.ranks);
+      mf_program prog(data, o, comm.rank(), o.ranks);
+      const auto start = std::chrono::steady_clock::now();  // rank 0's, after its set-up
       if (comm.rank() == 0)
-        prog.on_rotation = [&](std::size_t r, double x) {
-          std::printf("rotation %zu rmse %.6f seconds %.3f\n", r, x,
-                      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        prog.on_rotation = [&](const mf_program::row& r, double evaluating) {
+          const double s =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - evaluating;
+          std::printf("epoch %3zu  %8.3f s  train rmse %.5f  test rmse %.5f\n", r.epoch, s, r.train, r.test);
         };
       const dml::schedule::static_rotation engine{
           .macro_sync = !o.micro_sync, .heaviest_first = !o.no_heaviest_first, .executors = 1};
       const auto st = dml::schedule::run(comm, prog, engine, o.rotations * o.ranks);
       if (comm.rank() == 0) {
-        seconds = st.seconds;
-        rmse = prog.rmse();
+        seconds = st.seconds - prog.evaluation_seconds();
+        last = prog.last();
       }
       per_rank[comm.rank()] = prog.updates();
     });
-    std::printf(
-        "final: rmse=%.6f seconds=%.3f updates=%llu\n", rmse, seconds,
-        static_cast<unsigned long long>(std::accumulate(per_rank.begin(), per_rank.end(), std::uint64_t{0})));
+    const auto updates =
+        static_cast<unsigned long long>(std::accumulate(per_rank.begin(), per_rank.end(), std::uint64_t{0}));
+    if (data.truth_known) {
+      std::printf("noise %.4f: test rmse %.5f is %.1f%% above it; rmse against the noiseless truth %.5f\n",
+                  o.noise, last.test, 100 * (last.test / o.noise - 1), last.truth);
+      std::printf("final: rmse=%.5f seconds=%.3f truth=%.5f epochs=%zu updates=%llu\n", last.test, seconds,
+                  last.truth, last.epoch, updates);
+    } else {
+      std::printf("final: rmse=%.5f seconds=%.3f truth=n/a epochs=%zu updates=%llu\n", last.test, seconds,
+                  last.epoch, updates);
+    }
+  } catch (const usage_error& e) {
+    std::fprintf(stderr, "dml-smp-mf: %s (see --help)\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dml-smp-mf: %s\n", e.what());
     return 1;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
-// Fuzz target: dml-mf's rating-file reader (examples/mf/ratings.hpp) and its
-// dense id map. Every rating read must be finite, every dense id below the
-// number of distinct ids, and an error must name a line that exists.
-#include "../../examples/mf/ratings.hpp"
+// Fuzz target: the rating-file reader of dml-mf and dml-smp-mf
+// (examples/common/ratings.hpp), its dense id map and `load`. Every rating
+// read must be finite, every dense id below the number of distinct ids, and
+// an error must name a line that exists.
+#include "../../examples/common/ratings.hpp"
 
 #include "fuzz.hpp"
 
@@ -32,6 +33,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       DML_FUZZ_CHECK(users.contains(r.user) && users(r.user) < users.size());
       DML_FUZZ_CHECK(items.contains(r.item) && items(r.item) < items.size());
     }
+    // What the trainers call: the same ratings, split into train and test.
+    const auto set = mf_ratings::load(path, "", 7);
+    DML_FUZZ_CHECK(set.users == users.size() && set.items == items.size());
+    DML_FUZZ_CHECK(set.train.size() + set.test.size() == ratings.size());
+    for (const auto* part : {&set.train, &set.test})
+      for (const auto& r : *part) DML_FUZZ_CHECK(r.user < set.users && r.item < set.items);
   } catch (const dml::data_error& e) {
     DML_FUZZ_CHECK(e.line() >= 1 && e.line() <= newlines + 1);
     DML_FUZZ_CHECK(e.reason().size() < 400);  // tokens are cut, never copied whole

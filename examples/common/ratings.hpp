@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
-// dml-mf's rating files: one rating per line, `user item rating`, ids
+// Rating files of dml-mf and dml-smp-mf: one rating per line, `user item rating`, ids
 // 0-based whole numbers, the rating a finite decimal, separated by spaces
 // or tabs; `#` starts a comment; blank lines are skipped. A malformed line
 // is a dml::data_error naming the file and the line.
@@ -9,6 +9,11 @@
 // order, so a model has one row per user and item that occurs, whatever
 // their numbers (a line `4000000000 1 3.0` makes one user row, not 4e9).
 // Memory grows with the file, never with the ids.
+//
+// `load` is what both trainers do with --ratings and --test-ratings: read,
+// remap the ids of both files together, and without a test file hold out
+// 10% of the lines by a coin of the seed, so the two trainers given the same
+// files and seed train and test on the same ratings.
 #pragma once
 
 #include <dml/error.hpp>
@@ -18,11 +23,15 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <istream>
+#include <limits>
+#include <random>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 namespace mf_ratings {
@@ -141,5 +150,67 @@ class dense_ids {
  private:
   std::vector<std::uint64_t> ids_;
 };
+
+/// A rating with dense ids.
+struct dense_rating {
+  std::uint32_t user = 0, item = 0;
+  float value = 0;
+};
+
+/// The ratings of a training file and an optional test file, ids remapped
+/// densely over both: `users` and `items` rows, one per id that occurs.
+struct dense_set {
+  std::size_t users = 0, items = 0;
+  std::vector<dense_rating> train, test;
+};
+
+/// Reads `train_path` and, unless empty, `test_path`. Without a test file,
+/// a line goes to the test set when a coin of `seed` (one draw per line, in
+/// file order) shows 0.9 or more, as the generators hold out 10%.
+inline dense_set load(const std::string& train_path, const std::string& test_path, std::uint64_t seed) {
+  const std::vector<entry> train = read(train_path);
+  const std::vector<entry> test = test_path.empty() ? std::vector<entry>{} : read(test_path);
+  dense_ids users, items;
+  for (const auto* set : {&train, &test})
+    for (const auto& e : *set) {
+      users.add(e.user);
+      items.add(e.item);
+    }
+  users.finish();
+  items.finish();
+  constexpr auto most = std::size_t{std::numeric_limits<std::uint32_t>::max()};
+  if (users.size() > most || items.size() > most)
+    throw dml::data_error(train_path, 0, "more than 2^32 - 1 distinct user or item ids");
+  dense_set out;
+  out.users = users.size();
+  out.items = items.size();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> coin(0.0, 1.0);
+  const auto dense = [&](const entry& e) {
+    return dense_rating{static_cast<std::uint32_t>(users(e.user)), static_cast<std::uint32_t>(items(e.item)),
+                        e.value};
+  };
+  for (const auto& e : train)
+    (test_path.empty() && coin(rng) >= 0.9 ? out.test : out.train).push_back(dense(e));
+  for (const auto& e : test) out.test.push_back(dense(e));
+  return out;
+}
+
+/// Writes `ratings` (anything with `user`, `item` and `value`) to `path`,
+/// one `user item rating` line each after a comment line `# <who> ratings:
+/// user item rating`; a float value is written with 9 digits, so it reads
+/// back exactly.
+template <class Ratings>
+void write(const std::string& path, const Ratings& ratings, const std::string& who) {
+  std::ofstream out(path);
+  out << "# " << who << " ratings: user item rating\n";
+  char line[96];
+  for (const auto& r : ratings) {
+    std::snprintf(line, sizeof line, "%u %u %.9g\n", static_cast<unsigned>(r.user),
+                  static_cast<unsigned>(r.item), static_cast<double>(r.value));
+    out << line;
+  }
+  if (!out.flush()) throw dml::data_error(path, 0, "cannot write the file");
+}
 
 }  // namespace mf_ratings

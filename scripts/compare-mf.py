@@ -5,7 +5,7 @@ static rotation engine, model parallel) on the same rating files at the same
 number of in-process ranks (docs/model-parallel.md quotes its output).
 
   scripts/compare-mf.py --build build [--ranks 4] [--epochs 20] [--seeds 1,2,3,4,5]
-      [--power-law 0,1] [--data "--users 1000 --items 1000 --density 0.1"]
+      [--power-law 0,0.5,1] [--data "--users 1000 --items 1000 --density 0.1"]
       [--at 1,2,5,10,20] [--reach 0.12] [--extra-mf ARGS] [--extra-smp ARGS]
 
 For each --power-law value, dml-mf --write-ratings generates the ratings once
@@ -50,7 +50,7 @@ def main():
     p.add_argument("--ranks", type=int, default=4)
     p.add_argument("--epochs", type=int, default=20)
     p.add_argument("--seeds", default="1,2,3,4,5")
-    p.add_argument("--power-law", default="0,1", help="comma-separated exponents; 0: uniform")
+    p.add_argument("--power-law", default="0,0.5,1", help="comma-separated exponents; 0: uniform")
     p.add_argument("--data", default="--users 1000 --items 1000 --density 0.1",
                    help="dml-mf's generator options (besides --power-law)")
     p.add_argument("--at", default="1,2,5,10,20")

@@ -10,7 +10,9 @@ coordinate-descent optimum, for each schedule, rank count, pipeline depth.
 
   scripts/model-parallel-bench.py --build build --static [--ranks 8] [--repeats 5]
       runs dml-smp-mf (the static rotation engine) with macro and micro
-      synchronization, heaviest first on and off: median seconds and final RMSE.
+      synchronization, heaviest first on and off: median seconds (training,
+      without the RMSE evaluation) and the final test RMSE; the repeats of
+      the four configurations are interleaved.
 
 Without --data it generates the set docs/model-parallel.md uses with
 dml-gen-lasso. Prints one Markdown table row per configuration: the median
@@ -111,20 +113,27 @@ def main():
 
 def static(args):
     mf = os.path.join(args.build, "examples", "smp_mf", "dml-smp-mf")
-    print("| ranks | sync | dispatch | seconds (median) | min | max | final RMSE |")
+    print("| ranks | sync | dispatch | seconds (median) | min | max | final test RMSE |")
     print("|---|---|---|---|---|---|---|")
+    configurations = (("macro", True), ("micro", True), ("macro", False), ("micro", False))
     for ranks in (int(r) for r in args.ranks.split(",")):
-        for sync, heavy in (("macro", True), ("micro", True), ("macro", False), ("micro", False)):
-            cmd = [mf, "--ranks", str(ranks)] + (["--micro-sync"] if sync == "micro" else []) + \
-                  ([] if heavy else ["--no-heaviest-first"]) + args.extra.split()
-            seconds, rmse = [], None
-            for _ in range(args.repeats):
-                out = run(cmd)
-                m = re.search(r"final: rmse=(\S+) seconds=(\S+)", out)
-                rmse, seconds = m.group(1), seconds + [float(m.group(2))]
+        seconds = {c: [] for c in configurations}
+        rmse = {}
+        # Round r runs every configuration once, the order rotated by r, so
+        # a change of load hits all of them alike (one configuration's
+        # repeats in a row once made a load burst look like a 2x slowdown).
+        for r in range(args.repeats):
+            for sync, heavy in configurations[r % 4:] + configurations[:r % 4]:
+                cmd = [mf, "--ranks", str(ranks)] + (["--micro-sync"] if sync == "micro" else []) + \
+                      ([] if heavy else ["--no-heaviest-first"]) + args.extra.split()
+                m = re.search(r"final: rmse=(\S+) seconds=(\S+)", run(cmd))
+                rmse[(sync, heavy)] = m.group(1)
+                seconds[(sync, heavy)].append(float(m.group(2)))
+        for sync, heavy in configurations:
+            s = seconds[(sync, heavy)]
             print(f"| {ranks} | {sync} | {'heaviest first' if heavy else 'index order'} | "
-                  f"{statistics.median(seconds):.3f} | {min(seconds):.3f} | {max(seconds):.3f} | {rmse} |")
-            sys.stdout.flush()
+                  f"{statistics.median(s):.3f} | {min(s):.3f} | {max(s):.3f} | {rmse[(sync, heavy)]} |")
+        sys.stdout.flush()
 
 
 if __name__ == "__main__":

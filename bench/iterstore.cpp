@@ -27,6 +27,7 @@
 //             (0 when every update arrived exactly once).
 #include <dml/error.hpp>
 #include <dml/io.hpp>
+#include <dml/random.hpp>
 #include <dml/table.hpp>
 #include <dml/vector/parameter_server.hpp>
 
@@ -60,15 +61,11 @@ struct settings {
 /// repeats every two iterations).
 constexpr std::size_t warm = 2;
 
-/// splitmix64: the same numbers everywhere.
+/// Draws from dml::splitmix64: the same numbers on every platform.
 struct random_bits {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
+  explicit random_bits(std::uint64_t seed) : gen(seed) {}
+  dml::splitmix64 gen;
+  std::uint64_t next() { return gen(); }
   double unit() { return static_cast<double>((next() >> 11) + 1) * 0x1.0p-53; }  // (0, 1]
   std::uint64_t below(std::uint64_t n) { return next() % n; }
   double normal() {  // Box-Muller

@@ -36,6 +36,7 @@
 #pragma once
 
 #include <dml/error.hpp>
+#include <dml/random.hpp>
 #include <dml/schedule.hpp>
 
 #include <algorithm>
@@ -450,7 +451,7 @@ struct generated {
 
 inline generated generate(const generator_settings& s) {
   s.validate();
-  dml::data::splitmix64 g(s.seed * 0x9e3779b97f4a7c15ULL + 0x1a55);
+  dml::splitmix64 g(s.seed * 0x9e3779b97f4a7c15ULL + 0x1a55);
   const auto uniform = [&] { return (static_cast<double>(g() >> 11) + 0.5) * 0x1p-53; };
   const auto normal = [&] {
     const double u = uniform(), v = uniform();

@@ -61,6 +61,7 @@
 // (--kill R@I stops member R at the start of iteration I; tested).
 #include <dml/error.hpp>
 #include <dml/io.hpp>
+#include <dml/random.hpp>
 #include <dml/table.hpp>
 
 #include "../common/cli.hpp"
@@ -238,15 +239,11 @@ graph read_edges(const std::string& path, std::size_t members) {
 
 // ---- a power-law graph with a fixed seed -----------------------------------------------
 
-/// splitmix64: the same numbers on every platform and standard library.
+/// Draws from dml::splitmix64: the same numbers on every platform.
 struct random_bits {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
+  explicit random_bits(std::uint64_t seed) : gen(seed) {}
+  dml::splitmix64 gen;
+  std::uint64_t next() { return gen(); }
   double unit() { return static_cast<double>((next() >> 11) + 1) * 0x1.0p-53; }  // (0, 1]
   std::uint64_t below(std::uint64_t n) { return next() % n; }
 };

@@ -38,7 +38,7 @@
 // rank count, macro and micro synchronization give the same run, and
 // --serial (one thread, no engine, the same order) equals --ranks 1.
 #include <dml/comm/inproc.hpp>
-#include <dml/data/shard.hpp>
+#include <dml/random.hpp>
 #include <dml/schedule.hpp>
 
 #include "../common/cli.hpp"
@@ -80,7 +80,7 @@ using clock_type = std::chrono::steady_clock;
 std::vector<std::uint32_t> initial_topics(const corpus& c, const options& o) {
   std::vector<std::uint32_t> z(c.words.size());
   for (std::size_t d = 0; d < c.documents(); ++d) {
-    dml::data::splitmix64 g(o.seed * 0x9e3779b97f4a7c15ULL ^ (d + 0x5851f42d4c957f2dULL));
+    dml::splitmix64 g(o.seed * 0x9e3779b97f4a7c15ULL ^ (d + 0x5851f42d4c957f2dULL));
     for (std::uint32_t j = c.first[d]; j < c.first[d + 1]; ++j)
       z[j] = static_cast<std::uint32_t>(g() % o.topics);
   }
@@ -105,7 +105,7 @@ class gibbs {
   void sample_word(std::uint64_t t, std::uint32_t w, std::span<const std::uint32_t> tokens,
                    const std::vector<std::uint32_t>& doc_of, std::vector<std::uint32_t>& z, count* word,
                    std::vector<count>& totals, std::vector<count>& changes, DocRow doc_row) {
-    dml::data::splitmix64 g((seed_ + 1) * 0xd1342543de82ef95ULL ^ (t * 0x9e3779b97f4a7c15ULL + w));
+    dml::splitmix64 g((seed_ + 1) * 0xd1342543de82ef95ULL ^ (t * 0x9e3779b97f4a7c15ULL + w));
     for (std::uint32_t j : tokens) {
       count* doc = doc_row(doc_of[j]);
       const std::uint32_t old = z[j];

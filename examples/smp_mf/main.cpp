@@ -17,6 +17,7 @@
 // held out for testing. Or --ratings FILE [--test-ratings FILE]: dml-mf's
 // rating files, read by the same reader (examples/common/ratings.hpp).
 #include <dml/comm/inproc.hpp>
+#include <dml/random.hpp>
 #include <dml/schedule.hpp>
 
 #include "../common/cli.hpp"
@@ -58,15 +59,15 @@ struct problem {
   bool truth_known = true;  // generated (a file's ratings have no noiseless truth)
 };
 
-double uniform(dml::data::splitmix64& g) { return (static_cast<double>(g() >> 11) + 0.5) * 0x1p-53; }
-double normal(dml::data::splitmix64& g) {
+double uniform(dml::splitmix64& g) { return (static_cast<double>(g() >> 11) + 0.5) * 0x1p-53; }
+double normal(dml::splitmix64& g) {
   const double u = uniform(g), v = uniform(g);
   return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v);
 }
 
 problem generate(const options& o) {
-  dml::data::splitmix64 g(o.seed * 0x9e3779b97f4a7c15ULL + 7);
-  dml::data::splitmix64 held_out(o.seed * 0x9e3779b97f4a7c15ULL + 11);  // its own stream: g's ratings stay
+  dml::splitmix64 g(o.seed * 0x9e3779b97f4a7c15ULL + 7);
+  dml::splitmix64 held_out(o.seed * 0x9e3779b97f4a7c15ULL + 11);  // its own stream: g's ratings stay
   const double scale = 1.0 / std::sqrt(static_cast<double>(o.rank));
   std::vector<double> u(o.users * o.rank), v(o.items * o.rank);
   for (double& x : u) x = normal(g) * std::sqrt(scale);
@@ -125,7 +126,7 @@ class mf_program {
     std::vector<std::size_t> at(start_.begin(), start_.end() - 1);
     for (const auto& r : mine) by_item_[at[r.item]++] = r;
     // The same initial V on every rank; U only matters for own users.
-    dml::data::splitmix64 g(o.seed + 99);
+    dml::splitmix64 g(o.seed + 99);
     for (double& x : v_) x = 0.1 * normal(g);
     for (double& x : u_) x = 0.1 * normal(g);
   }

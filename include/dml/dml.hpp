@@ -11,6 +11,7 @@
 #include <dml/error.hpp>
 #include <dml/fwd.hpp>
 #include <dml/io.hpp>
+#include <dml/random.hpp>
 #include <dml/topology.hpp>
 #include <dml/vector.hpp>
 #include <dml/version.hpp>

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: BSL-1.0
 // Shards cover every sample exactly once; seeded shuffles are deterministic.
 #include <dml/data/shard.hpp>
+#include <dml/random.hpp>
 
 #include "support/catch.hpp"
 
 #include <algorithm>
 #include <numeric>
+#include <type_traits>
 #include <vector>
+
+// The data API's generator is the library's one (dml/random.hpp).
+static_assert(std::is_same_v<dml::data::splitmix64, dml::splitmix64>);
 
 TEST_CASE("shards cover every sample exactly once across members") {
   for (auto layout : {dml::data::shard_layout::strided, dml::data::shard_layout::contiguous}) {

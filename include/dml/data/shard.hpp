@@ -6,6 +6,7 @@
 #pragma once
 
 #include <dml/error.hpp>
+#include <dml/random.hpp>
 #include <dml/version.hpp>
 
 #include <cstddef>
@@ -115,24 +116,8 @@ std::uint64_t uniform_below(Generator& g, std::uint64_t bound) {
   return x % bound;
 }
 
-/// A small, fast, portable 64-bit generator (SplitMix64) so that a seed
-/// gives the same shuffle everywhere.
-class splitmix64 {
- public:
-  using result_type = std::uint64_t;
-  explicit splitmix64(std::uint64_t seed) noexcept : state_(seed) {}
-  static constexpr result_type min() noexcept { return 0; }
-  static constexpr result_type max() noexcept { return ~result_type{0}; }
-  result_type operator()() noexcept {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-
- private:
-  std::uint64_t state_;
-};
+/// The library's seeded generator (dml/random.hpp), also known by this name.
+using dml::splitmix64;
 
 /// Shuffles `items` in place (Fisher-Yates); the same seed gives the same
 /// order on every platform and standard library.

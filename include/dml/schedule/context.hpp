@@ -6,8 +6,8 @@
 /// stream, a collective sum).
 #pragma once
 
-#include <dml/data/shard.hpp>
 #include <dml/fwd.hpp>
+#include <dml/random.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -57,8 +57,8 @@ class context {
   [[nodiscard]] std::uint64_t seed() const noexcept { return seed_; }
   /// A generator for this iteration, seeded by (seed, iteration): the same
   /// numbers on every member, on every platform.
-  [[nodiscard]] data::splitmix64 random() const noexcept {
-    return data::splitmix64(seed_ * 0x9e3779b97f4a7c15ULL ^ (iteration_ + 0x632be59bd9b4e019ULL));
+  [[nodiscard]] splitmix64 random() const noexcept {
+    return splitmix64(seed_ * 0x9e3779b97f4a7c15ULL ^ (iteration_ + 0x632be59bd9b4e019ULL));
   }
   /// Jobs of earlier iterations whose results the model does not hold yet
   /// (pipelining: up to depth - 1 of them), oldest first.

@@ -6,6 +6,7 @@
 
 #include <dml/error.hpp>
 #include <dml/fwd.hpp>
+#include <dml/random.hpp>
 #include <dml/topology/detail/common.hpp>
 #include <dml/topology/halton.hpp>
 #include <dml/version.hpp>
@@ -220,13 +221,7 @@ inline constexpr std::uint64_t default_circulant_budget = 40'000'000;
   }
   // Then pseudo-random starts (splitmix64 from n and k: the same on every
   // member) while the budget lasts; at least the structured ones run.
-  std::uint64_t state = 0x9e3779b97f4a7c15ULL ^ (static_cast<std::uint64_t>(n) << 20) ^ k;
-  auto next_random = [&state] {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  };
+  splitmix64 next_random(0x9e3779b97f4a7c15ULL ^ (static_cast<std::uint64_t>(n) << 20) ^ k);
   for (std::size_t start = 0;; ++start) {
     if (start >= starts.size()) {
       if (best.candidates * per_set >= budget) break;

@@ -19,6 +19,7 @@
 
 #include <dml/error.hpp>
 #include <dml/fwd.hpp>
+#include <dml/random.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -119,26 +120,6 @@ class space {
   std::vector<tunable> tunables_;
 };
 
-namespace detail {
-/// splitmix64: a small generator whose sequence is fixed by its seed on
-/// every platform (std distributions are not).
-class splitmix64 {
- public:
-  explicit splitmix64(std::uint64_t seed) noexcept : state_(seed) {}
-  std::uint64_t operator()() noexcept {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  /// Uniform in [0, 1).
-  double unit() noexcept { return static_cast<double>((*this)() >> 11) * 0x1.0p-53; }
-
- private:
-  std::uint64_t state_;
-};
-}  // namespace detail
-
 /// Draws settings uniformly from a space (log10-uniformly on log ranges),
 /// without end; the same seed gives the same sequence everywhere.
 class random_searcher {
@@ -168,7 +149,7 @@ class random_searcher {
 
  private:
   tune::space space_;
-  detail::splitmix64 gen_;
+  splitmix64 gen_;
 };
 
 /// Proposes every point of a grid once, the last tunable varying fastest:

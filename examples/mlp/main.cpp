@@ -376,8 +376,8 @@ int main(int argc, char** argv) {
           if (tune) throw trainer::usage_error(p + " goes without --tune (which averages vectors)");
           for (const char* o : {"--average-every", "--exchange", "--topology"})
             if (app->count(o) > 0)
-              throw trainer::usage_error(std::string(o) + " is for --params vectors: " + p +
-                                         " keeps one model in tables, read from each row's owner");
+              throw trainer::usage_error(std::string(o) + " is for --params vectors: under " + p +
+                                         " the members share one model, read from each row's owner");
           if (s.consistency != "bsp" && s.consistency != "ssp" && s.consistency != "asp")
             throw trainer::usage_error(p + " reads under bsp, ssp or asp, not --consistency " +
                                        s.consistency);

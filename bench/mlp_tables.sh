@@ -10,7 +10,7 @@
 # turns within each repeat, so that a change in the machine's load hits
 # them alike. Prints one markdown row per (where, mode): the median seconds
 # per epoch, its ratio to vectors' and (tables) to one table's in the same
-# setting, the fastest and slowest run, the median final test accuracy, and
+# setting (the median of the ratios of runs that ran side by side), the fastest and slowest run, the median final test accuracy, and
 # for the table modes the seconds the members waited in the tables per
 # member and epoch (reads held back by bsp, and the reports' sync), and the
 # MiB each member wrote per epoch (vectors: its scatters; tables: its
@@ -73,6 +73,7 @@ done
 
 python3 - "$out/rows" "$epochs" "$limit" <<'PY'
 import re, statistics, sys
+med = lambda xs: statistics.median(xs)
 rows, epochs, limit = {}, int(sys.argv[2]), sys.argv[3]
 for line in open(sys.argv[1]):
     where, mode, rest = line.split(" ", 2)
@@ -83,7 +84,9 @@ for line in open(sys.argv[1]):
     wait = float(m.group(1)) / members / epochs if m else float("nan")
     mib = float(f["bytes"]) / 2**20 / members / epochs
     rows.setdefault((where, mode), []).append((float(f["seconds"]) / epochs, float(f["accuracy"]), wait, mib))
-med = lambda xs: statistics.median(xs)
+# Paired ratios: run r of a mode against run r of the baseline, which ran
+# next to it, so that load that changes between repeats cancels.
+paired = lambda where, mode, base: med(a[0] / b[0] for a, b in zip(rows[(where, mode)], rows[(where, base)]))
 print(f"{limit} training samples, {epochs} epochs, bsp, medians of {len(next(iter(rows.values())))} runs")
 print()
 print("| where | params | s / epoch | vs vectors | vs one table | min-max s / epoch | accuracy "
@@ -91,11 +94,9 @@ print("| where | params | s / epoch | vs vectors | vs one table | min-max s / ep
 print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
 for (where, mode), rs in rows.items():
     t = med(r[0] for r in rs)
-    base = med(r[0] for r in rows[(where, "vectors")])
-    one = med(r[0] for r in rows[(where, "table")])
-    vs_one = f"{t / one:.2f}" if mode == "tables" else "-"
+    vs_one = f"{paired(where, mode, 'table'):.2f}" if mode == "tables" else "-"
     wait = f"{med(r[2] for r in rs):.3f}" if mode != "vectors" else "-"
     mib = f"{med(r[3] for r in rs):.1f}"
-    print(f"| {where} | {mode} | {t:.3f} | {t / base:.2f} | {vs_one} | {min(r[0] for r in rs):.3f}-"
+    print(f"| {where} | {mode} | {t:.3f} | {paired(where, mode, 'vectors'):.2f} | {vs_one} | {min(r[0] for r in rs):.3f}-"
           f"{max(r[0] for r in rs):.3f} | {med(r[1] for r in rs):.4f} | {wait} | {mib} |")
 PY

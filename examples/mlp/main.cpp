@@ -22,6 +22,10 @@
 // --momentum M steps with heavy-ball momentum (each member keeps its own
 // velocity of the averaged gradients); --tune tunes the learning rate, the
 // momentum, --cb-size and the staleness online (train_tuned below).
+//
+// --params table | tables keeps the parameters in dml parameter tables
+// instead, one for all layers or one per layer as GeePS does (tables.hpp);
+// the network itself is in net.hpp.
 #include "../common/common.hpp"
 #include "../common/tune_driver.hpp"
 #include "net.hpp"
@@ -325,7 +329,9 @@ data parallel over ranks: gradients are averaged after every
 --average-every steps. Beyond 2 ranks --cb-size defaults to
 max(4, 64 / ranks), and --lr to 0.1 x sqrt(ranks x cb-size / 32): a step of
 R ranks sees a batch R times larger. --tune tunes --lr, --momentum,
---cb-size and the staleness while training (docs/tuning.md).)";
+--cb-size and the staleness while training (docs/tuning.md). --params
+table|tables keeps the parameters in parameter tables, one for all layers
+or one per layer (docs/tables.md).)";
 
 }  // namespace
 

@@ -34,7 +34,10 @@
 
 #include <dml/table.hpp>
 
+#include <Eigen/Core>
+
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstddef>

@@ -22,8 +22,14 @@
 // --momentum M steps with heavy-ball momentum (each member keeps its own
 // velocity of the averaged gradients); --tune tunes the learning rate, the
 // momentum, --cb-size and the staleness online (train_tuned below).
+//
+// --params table | tables keeps the parameters in dml parameter tables
+// instead, one for all layers or one per layer as GeePS does (tables.hpp);
+// the network itself is in net.hpp.
 #include "../common/common.hpp"
 #include "../common/tune_driver.hpp"
+#include "net.hpp"
+#include "tables.hpp"
 
 #include <dml/vector/group.hpp>
 
@@ -35,7 +41,6 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
-#include <random>
 #include <span>
 #include <string>
 #include <vector>
@@ -44,90 +49,7 @@ namespace {
 
 using trainer::dataset;
 using trainer::settings;
-
-constexpr int hidden = 256, classes = 10;
-
-// One layer's parameters in one buffer: weights (fan_in x fan_out, column
-// major), then biases.
-struct layer {
-  Eigen::Index in, out;
-  std::vector<float> p;
-  Eigen::Map<Eigen::MatrixXf> w() { return {p.data(), in, out}; }
-  Eigen::Map<Eigen::RowVectorXf> b() { return {p.data() + in * out, out}; }
-  [[nodiscard]] std::size_t size() const { return static_cast<std::size_t>((in + 1) * out); }
-};
-
-using net = std::array<layer, 2>;
-
-net initial(Eigen::Index inputs, std::uint64_t seed) {  // He initialization, zero biases
-  net n{layer{inputs, hidden, {}}, layer{hidden, classes, {}}};
-  std::mt19937_64 rng(seed);
-  for (auto& l : n) {
-    l.p.assign(l.size(), 0.0f);
-    std::normal_distribution<float> normal(0.0f, std::sqrt(2.0f / static_cast<float>(l.in)));
-    for (Eigen::Index k = 0; k < l.in * l.out; ++k) l.p[static_cast<std::size_t>(k)] = normal(rng);
-  }
-  return n;
-}
-
-// Forward pass: hidden activations and class probabilities; returns the
-// mean cross-entropy and sets `right` to the number of correct predictions.
-template <class Labels>
-double forward(net& n, const trainer::matrix& x, const Labels& y, Eigen::MatrixXf& h, Eigen::MatrixXf& p,
-               std::size_t* right = nullptr) {
-  h = ((x * n[0].w()).rowwise() + n[0].b()).cwiseMax(0.0f);
-  p = (h * n[1].w()).rowwise() + n[1].b();
-  double loss = 0;
-  std::size_t ok = 0;
-  for (Eigen::Index i = 0; i < p.rows(); ++i) {
-    Eigen::Index best = 0;
-    const float top = p.row(i).maxCoeff(&best);
-    const int label = y[static_cast<std::size_t>(i)];
-    ok += best == label;
-    p.row(i) = (p.row(i).array() - top).exp();
-    p.row(i) /= p.row(i).sum();
-    loss -= std::log(std::max(p(i, label), 1e-30f));
-  }
-  if (right) *right = ok;
-  return p.rows() ? loss / static_cast<double>(p.rows()) : 0;
-}
-
-// One SGD step of a layer's parameters p along the gradient g: plain when
-// momentum is 0 (the default), else heavy ball with the velocity v:
-// v = momentum v + g, p -= lr v.
-void sgd(std::span<float> p, std::span<const float> g, std::span<float> v, float lr, float momentum) {
-  if (momentum == 0) {
-    for (std::size_t j = 0; j < p.size(); ++j) p[j] -= lr * g[j];
-    return;
-  }
-  for (std::size_t j = 0; j < p.size(); ++j) {
-    v[j] = momentum * v[j] + g[j];
-    p[j] -= lr * v[j];
-  }
-}
-
-// Gradients of the mean loss over the batch, one buffer per layer.
-void gradient(net& n, const trainer::matrix& xb, const std::vector<int>& yb, net& g) {
-  Eigen::MatrixXf h, p;
-  forward(n, xb, yb, h, p);
-  for (std::size_t i = 0; i < yb.size(); ++i) p(static_cast<Eigen::Index>(i), yb[i]) -= 1.0f;
-  p /= static_cast<float>(yb.size());
-  g[1].w().noalias() = h.transpose() * p;
-  g[1].b() = p.colwise().sum();
-  const Eigen::MatrixXf dh =
-      (p * n[1].w().transpose()).cwiseProduct((h.array() > 0.0f).cast<float>().matrix());
-  g[0].w().noalias() = xb.transpose() * dh;
-  g[0].b() = dh.colwise().sum();
-}
-
-std::pair<double, double> evaluate(net& n, const dataset& d, Eigen::Index limit) {
-  const Eigen::Index rows = std::min(limit, d.x.rows());
-  const trainer::matrix x = d.x.topRows(rows);
-  Eigen::MatrixXf h, p;
-  std::size_t right = 0;
-  const double loss = forward(n, x, d.y, h, p, &right);
-  return {loss, static_cast<double>(right) / static_cast<double>(rows)};
-}
+using namespace mlp;
 
 // How the ranks exchange: one vector per layer, or the layers fused into one
 // vector group (one exchange per step instead of one per layer), or fused
@@ -407,7 +329,9 @@ data parallel over ranks: gradients are averaged after every
 --average-every steps. Beyond 2 ranks --cb-size defaults to
 max(4, 64 / ranks), and --lr to 0.1 x sqrt(ranks x cb-size / 32): a step of
 R ranks sees a batch R times larger. --tune tunes --lr, --momentum,
---cb-size and the staleness while training (docs/tuning.md).)";
+--cb-size and the staleness while training (docs/tuning.md). --params
+table|tables keeps the parameters in parameter tables, one for all layers
+or one per layer (docs/tables.md).)";
 
 }  // namespace
 
@@ -420,7 +344,7 @@ int main(int argc, char** argv) {
   float momentum = 0;  // --momentum: 0 is plain SGD
   bool tune = false;   // --tune: online tuning (docs/tuning.md)
   exchange how = exchange::fused;
-  std::string how_name = "fused";
+  std::string how_name = "fused", params_name = "vectors";
   const auto app = trainer::command_line("dml-mlp", description, s);
   app->add_option("--average-every", average_every, "steps between model averages, default 8")
       ->option_text("N")
@@ -432,6 +356,12 @@ int main(int argc, char** argv) {
          "computed;\nit is applied one step late)")
       ->option_text("HOW")
       ->check(cli::one_of({"layers", "fused", "overlapped"}));
+  app->add_option("--params", params_name,
+                  "vectors (default: every rank holds the model, gradients\nand models exchanged through "
+                  "vectors), table (the\nparameters in one dml::table), tables (one table per\nlayer: a "
+                  "layer's update leaves as soon as its\ngradient is ready, as in GeePS; docs/tables.md)")
+      ->option_text("WHERE")
+      ->check(cli::one_of({"vectors", "table", "tables"}));
   app->add_option("--momentum", momentum,
                   "heavy-ball momentum in [0, 1), default 0 (plain\nSGD); each rank keeps its own velocity")
       ->option_text("M")
@@ -447,6 +377,18 @@ int main(int argc, char** argv) {
         if (tune && !s.kill_after.empty()) throw trainer::usage_error("--tune goes without --kill-after");
         if (tune && s.consistency == "adaptive")
           throw trainer::usage_error("--tune chooses the staleness itself: not with --consistency adaptive");
+        if (params_name != "vectors") {
+          const std::string p = "--params " + params_name;
+          if (tune) throw trainer::usage_error(p + " goes without --tune (which averages vectors)");
+          for (const char* o : {"--average-every", "--exchange", "--topology"})
+            if (app->count(o) > 0)
+              throw trainer::usage_error(std::string(o) + " is for --params vectors: under " + p +
+                                         " the members share one model, read from each row's owner");
+          if (s.consistency != "bsp" && s.consistency != "ssp" && s.consistency != "asp")
+            throw trainer::usage_error(p + " reads under bsp, ssp or asp, not --consistency " +
+                                       s.consistency);
+          if (!s.kill_after.empty()) throw trainer::usage_error(p + " goes without --kill-after");
+        }
         how = how_name == "layers"  ? exchange::layers
               : how_name == "fused" ? exchange::fused
                                     : exchange::overlapped;
@@ -466,7 +408,19 @@ int main(int argc, char** argv) {
       throw trainer::usage_error(std::to_string(train_set.x.rows()) + " training samples are too few for " +
                                  std::to_string(s.ranks) + " ranks with --cb-size " +
                                  std::to_string(s.cb_size));
-    if (launch.leader())
+    const param_store where = params_name == "table"    ? param_store::table
+                              : params_name == "tables" ? param_store::tables
+                                                        : param_store::vectors;
+    std::string consistency_note = s.consistency;
+    if (s.consistency == "ssp") consistency_note += " (slack " + std::to_string(s.slack) + ")";
+    if (launch.leader() && where != param_store::vectors)
+      std::printf(
+          "dml-mlp: %zu ranks, params %s, consistency %s, cb-size %zu, lr %g%s, %s%zu training / %zu test "
+          "samples\n",
+          s.ranks, where == param_store::table ? "in one table" : "in one table per layer",
+          consistency_note.c_str(), s.cb_size, static_cast<double>(s.lr), lr_note.c_str(), momentum_note,
+          static_cast<std::size_t>(train_set.x.rows()), static_cast<std::size_t>(test_set.x.rows()));
+    else if (launch.leader())
       std::printf(
           "dml-mlp: %zu ranks, topology %s, consistency %s, cb-size %zu, average every %zu steps, lr %g%s, "
           "%s%zu training / %zu test samples\n",
@@ -474,11 +428,15 @@ int main(int argc, char** argv) {
           static_cast<double>(s.lr), lr_note.c_str(), momentum_note,
           static_cast<std::size_t>(train_set.x.rows()), static_cast<std::size_t>(test_set.x.rows()));
     trainer::progress out(launch.leader() ? s.csv : std::string(), "accuracy");
-    const trainer::row r = tune ? train_tuned(launch, s, momentum, train_set, test_set, out)
-                                : trainer::with_policies(s, [&](auto topology, auto consistency) {
-                                    return train(launch, topology, consistency, s, average_every, how,
-                                                 momentum, train_set, test_set, out);
-                                  });
+    const trainer::row r =
+        where != param_store::vectors
+            ? train_tables(launch, trainer::chosen_consistency(s), s, where == param_store::tables, momentum,
+                           train_set, test_set, out)
+        : tune ? train_tuned(launch, s, momentum, train_set, test_set, out)
+               : trainer::with_policies(s, [&](auto topology, auto consistency) {
+                   return train(launch, topology, consistency, s, average_every, how, momentum, train_set,
+                                test_set, out);
+                 });
     trainer::finish(launch, s, r, "accuracy");
   } catch (const trainer::usage_error& e) {
     std::fprintf(stderr, "dml-mlp: %s (see --help)\n", e.what());

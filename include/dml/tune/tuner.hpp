@@ -29,6 +29,15 @@
 /// branch that ends above the loss it was forked at is not converging, and
 /// one that dropped the loss within its first window keeps that drop.
 ///
+/// Stopping runaway trials: with `options::check_clocks` a trial runs in
+/// pieces of that many clocks, and after each piece a branch whose loss is
+/// not finite -- or, with `options::stop_above`, above that multiple of its
+/// fork's loss -- is stopped and labelled `diverged` (speed 0), without
+/// running the rest of its trial. The thesis labels only overflowed numbers
+/// diverged; a loss that doubled within a trial did not come back to a
+/// positive speed in dml-logreg's or dml-mlp's measured rounds
+/// (docs/tuning.md), and such trials were a quarter of a round's work.
+///
 /// Re-tuning: call `tune` again when `stalled(trace)` says the current
 /// setting stopped converging.
 #pragma once
@@ -40,6 +49,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -59,6 +69,11 @@ namespace tune {
 struct trace {
   std::vector<double> loss, time;
   double seconds = 0;
+  /// How far the stretch reached in the time unit, when the caller gives it
+  /// (0: its last time). A trace whose points lie before the end of its
+  /// work (a loss measured before each unit of work) gives the whole work
+  /// here, so that the next piece of the same branch starts after it.
+  double span = 0;
 };
 
 /// One trial branch as the tuner saw it.
@@ -69,6 +84,7 @@ struct trial {
   double elapsed = 0;      ///< the branch's time since the fork, in its trace's unit
   double seconds = 0;      ///< the branch's wall seconds (the sum of its traces' `seconds`)
   bool kept = false;       ///< set on the branch the round ended with
+  bool stopped = false;    ///< stopped before the trial length (options::check_clocks)
 };
 
 /// How one round of tuning went.
@@ -89,8 +105,18 @@ struct options {
   std::size_t initial_clocks = 8;  ///< first trial length
   std::size_t max_clocks = 1024;   ///< no doubling beyond this
   std::size_t max_trials = 12;     ///< settings tried per round, at most
-  std::size_t stop_top = 5;        ///< stop when the best stop_top speeds ...
-  double stop_spread = 0.1;        ///< ... lie within this fraction of the best
+  /// Run trials in pieces of this many clocks and stop a branch after the
+  /// piece in which its loss became non-finite or rose past `stop_above`
+  /// (0: each trial in one piece, never stopped early). The pieces must
+  /// add up to what one piece would do (the caller's run() continues the
+  /// state in place).
+  std::size_t check_clocks = 0;
+  /// With `check_clocks`: stop a branch once a loss exceeds this multiple
+  /// of its fork's loss (the first of its trace; only when that is
+  /// positive). 0: only non-finite losses stop a branch.
+  double stop_above = 0;
+  std::size_t stop_top = 5;  ///< stop when the best stop_top speeds ...
+  double stop_spread = 0.1;  ///< ... lie within this fraction of the best
   /// Two branches whose (positive) speeds lie within this fraction of the
   /// higher one progress alike; the one with fewer wall seconds (the
   /// traces' `seconds`, when given) wins. 0: the speed alone decides.
@@ -130,15 +156,28 @@ inline bool better(const trial& a, const trial& b, double tie_spread) {
   return x.last < y.last;
 }
 
-/// Appends `piece` (times from its own start) to `whole`.
+/// Appends `piece` (times from its own start) to `whole`; the piece starts
+/// where `whole` reached (its `span`, else its last time).
 inline void append(trace& whole, const trace& piece) {
   if (piece.loss.size() != piece.time.size())
     throw config_error("dml::tune::tune: run() returned " + std::to_string(piece.loss.size()) +
                        " losses but " + std::to_string(piece.time.size()) + " times");
-  const double offset = whole.time.empty() ? 0.0 : whole.time.back();
+  const double offset = whole.span;
   whole.loss.insert(whole.loss.end(), piece.loss.begin(), piece.loss.end());
   for (double t : piece.time) whole.time.push_back(offset + t);
   whole.seconds += piece.seconds;
+  whole.span = offset + (piece.span > 0 ? piece.span : piece.time.empty() ? 0.0 : piece.time.back());
+}
+
+/// True when a loss of `t` from index `from` on is not finite or, with
+/// `above` > 0 and a positive first loss, exceeds `above` times the first.
+inline bool runaway(const trace& t, std::size_t from, double above) {
+  const double origin = t.loss.empty() ? 0.0 : t.loss.front();
+  for (std::size_t i = from; i < t.loss.size(); ++i) {
+    if (!std::isfinite(t.loss[i])) return true;
+    if (above > 0 && origin > 0 && t.loss[i] > above * origin) return true;
+  }
+  return false;
 }
 }  // namespace detail
 
@@ -180,18 +219,34 @@ result tune(Searcher& searcher, Branches& branches, Run&& run, std::uint64_t clo
     if (!s) searcher_done = true;
     return s;
   };
-  // Runs branch b from its snapshot (or the parent when new) up to `length`.
+  // Runs branch b from its snapshot (or the parent when new) up to
+  // `length`, in pieces of check_clocks when given; a runaway branch stops
+  // after its piece, is labelled diverged and is not saved.
   auto advance = [&](live_branch& b, bool fresh) {
     branches.restore(fresh ? parent : b.id);
-    detail::append(b.tr, run(std::as_const(b.t.values), length - b.t.clocks));
-    b.t.clocks = length;
-    b.t.elapsed = b.tr.time.empty() ? 0.0 : b.tr.time.back();
+    while (b.t.clocks < length) {
+      const std::size_t piece =
+          o.check_clocks ? std::min(o.check_clocks, length - b.t.clocks) : length - b.t.clocks;
+      const std::size_t from = b.tr.loss.size();
+      detail::append(b.tr, run(std::as_const(b.t.values), piece));
+      b.t.clocks += piece;
+      if (o.check_clocks && detail::runaway(b.tr, from, o.stop_above)) {
+        b.t.stopped = b.t.clocks < length;
+        break;
+      }
+    }
+    b.t.elapsed = b.tr.span;
     b.t.seconds = b.tr.seconds;
     // Judged from the fork: the first loss is the forked state's (run()
     // reports the loss a clock starts from), shared by every branch.
     b.t.progress = b.tr.loss.empty()
                        ? summary{}
                        : summarize_from(b.tr.loss.front(), 0.0, b.tr.loss, b.tr.time, o.summarizer);
+    if (o.check_clocks && detail::runaway(b.tr, 0, o.stop_above)) {
+      b.t.progress.verdict = label::diverged;
+      b.t.progress.speed = 0;
+      return;
+    }
     branches.save(b.id, clock + length);
   };
 
@@ -200,7 +255,7 @@ result tune(Searcher& searcher, Branches& branches, Run&& run, std::uint64_t clo
     auto s = next_setting();
     if (!s && tried.empty()) throw config_error("dml::tune::tune: the searcher proposed no setting");
     if (s) {
-      tried.push_back(live_branch{tried.size() + 1, trial{std::move(*s), {}, 0, 0, 0, false}, {}});
+      tried.push_back(live_branch{tried.size() + 1, trial{std::move(*s), {}, 0, 0, 0, false, false}, {}});
       advance(tried.back(), true);
       searcher.report(tried.back().t.values, tried.back().t.progress.speed);
       if (o.on_trial) o.on_trial(tried.back().t);
@@ -247,7 +302,7 @@ result tune(Searcher& searcher, Branches& branches, Run&& run, std::uint64_t clo
   while (tried.size() < o.max_trials && !spread_small()) {
     auto s = next_setting();
     if (!s) break;
-    tried.push_back(live_branch{tried.size() + 1, trial{std::move(*s), {}, 0, 0, 0, false}, {}});
+    tried.push_back(live_branch{tried.size() + 1, trial{std::move(*s), {}, 0, 0, 0, false, false}, {}});
     advance(tried.back(), true);
     searcher.report(tried.back().t.values, tried.back().t.progress.speed);
     if (o.on_trial) o.on_trial(tried.back().t);

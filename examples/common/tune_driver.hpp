@@ -405,15 +405,23 @@ tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const sett
       *std::max_element(sp[tune_space::cb].choices.begin(), sp[tune_space::cb].choices.end());
   o.check_clocks = std::max<std::size_t>(2, (static_cast<std::size_t>(largest_cb) + unit - 1) / unit);
   o.stop_above = 2;
+  // Once the length is decided, a trial whose loss at a piece boundary in
+  // the second half lags the best branch's by more than 5 % of the best's
+  // fall stops: it would need to fall faster than the best for the rest of
+  // its trial to win.
+  o.behind = 0.05;
   std::size_t trial_no = 0;
   o.on_trial = [&](const dml::tune::trial& t) {
     ++trial_no;
     report.stopped += t.stopped;
     if (!leader) return;
-    std::printf("trial %2zu: %s  %zu units  %-10s speed %.4g  loss %.5f  %.3f s range %g noise %g\n",
+    std::printf("trial %2zu: %s  %zu units  %-10s speed %.4g  loss %.5f  %.3f s range %g noise %g%s\n",
                 trial_no, sp.describe(t.values).c_str(), t.clocks,
                 std::string(dml::tune::to_string(t.progress.verdict)).c_str(), t.progress.speed,
-                t.progress.last, t.seconds, t.progress.range, t.progress.noise);
+                t.progress.last, t.seconds, t.progress.range, t.progress.noise,
+                t.behind    ? "  (stopped: behind)"
+                : t.stopped ? "  (stopped: ran away)"
+                            : "");
     std::fflush(stdout);
   };
 

@@ -202,7 +202,7 @@ struct toy_round {
 /// lr 1 converges at once, 0.1 slowly, 3.16 and 10 grow (|1 - lr| > 1);
 /// `nan_lr`, when given, replaces 0.3 and reports NaN for every loss of a
 /// run() call but the first.
-toy_round toy(std::size_t check_clocks, double stop_above, double nan_lr = -1) {
+toy_round toy(std::size_t check_clocks, double stop_above, double nan_lr = -1, double behind = 0) {
   std::array<toy_round, members> out;
   inproc::run(members, [&](inproc::context& c) {
     const std::size_t r = c.rank();
@@ -216,6 +216,7 @@ toy_round toy(std::size_t check_clocks, double stop_above, double nan_lr = -1) {
     o.max_clocks = 8;
     o.check_clocks = check_clocks;
     o.stop_above = stop_above;
+    o.behind = behind;
     o.on_trial = [&](const dml::tune::trial& t) {
       out[r].labels.emplace_back(dml::tune::to_string(t.progress.verdict));
     };
@@ -246,21 +247,26 @@ std::size_t clocks_of(const toy_round& t, double lr) {
 }
 }  // namespace
 
-TEST_CASE("a trial whose loss runs away stops after its piece and is labelled diverged") {
+TEST_CASE("a trial whose loss runs away once the length is decided stops after its piece, diverged") {
   const toy_round t = toy(2, 2.0);
   // lr 10 multiplies the loss by 81 per clock, 3.16 by 4.7: both pass twice
-  // the fork's loss within the first piece of 2 clocks.
-  CHECK(clocks_of(t, 10.0) == 2);
+  // the fork's loss within the first piece of 2 clocks. lr 10 comes first,
+  // while the length is being decided: it runs its trial (a loss that came
+  // back below the fork's would double the length for all); 3.16 comes
+  // after lr 0.1 decided the length and stops.
+  CHECK(clocks_of(t, 10.0) == 8);
   CHECK(clocks_of(t, std::pow(10.0, 0.5)) == 2);
   // The others run the whole trial, in pieces of 2.
   CHECK(clocks_of(t, 1.0) == 8);
   CHECK(clocks_of(t, 0.1) == 8);
   for (const auto& [x, clocks] : t.runs) CHECK(clocks <= 2);
   REQUIRE(t.res.trials.size() == 5);
-  CHECK(t.res.trials[0].stopped);
-  CHECK(t.res.trials[0].clocks == 2);
-  CHECK(t.res.trials[0].progress.verdict == dml::tune::label::diverged);
+  CHECK_FALSE(t.res.trials[0].stopped);
   CHECK(t.res.trials[0].progress.speed == 0);
+  CHECK(t.res.trials[4].stopped);
+  CHECK(t.res.trials[4].clocks == 2);
+  CHECK(t.res.trials[4].progress.verdict == dml::tune::label::diverged);
+  CHECK(t.res.trials[4].progress.speed == 0);
   CHECK_FALSE(t.res.trials[1].stopped);
   CHECK(t.res.best == dml::tune::setting{1.0});
   CHECK(t.res.trial_clocks == 8);
@@ -313,4 +319,28 @@ TEST_CASE("a piece of trace starts where the previous one's work ended (span)") 
   dml::tune::detail::append(bare, dml::tune::trace{{3.0, 2.0}, {1.0, 5.0}, 0.0, 0.0});
   dml::tune::detail::append(bare, dml::tune::trace{{3.0, 2.0}, {1.0, 5.0}, 0.0, 0.0});
   CHECK(bare.time == std::vector<double>{1.0, 5.0, 6.0, 10.0});
+}
+
+TEST_CASE("a trial behind the best in the second half of its trial stops and cannot win") {
+  // lr 0.1 decides the length (8); in the search that follows lr 1 leads
+  // (its loss is 0 after one clock), lr 0.3 follows at 0.7^2 per clock: at
+  // clock 4 its loss is 0.058 of the fork's, above lr 1's 0 by more than
+  // 1 % of lr 1's fall (the whole fork's loss).
+  const toy_round off = toy(2, 2.0, -1, 0.0), on = toy(2, 2.0, -1, 0.01);
+  CHECK(clocks_of(off, 0.3) == 8);
+  CHECK(clocks_of(on, 0.3) == 6);  // the piece from clock 4 is its last
+  CHECK(clocks_of(on, 1.0) == 8);  // leading: runs on
+  CHECK(clocks_of(on, 0.1) == 8);  // before the length was decided: no rival
+  REQUIRE(on.res.trials.size() == 5);
+  const auto& t = on.res.trials[3];
+  CHECK(t.values == dml::tune::setting{0.3});
+  CHECK(t.behind);
+  CHECK(t.stopped);
+  CHECK(t.progress.speed == 0);
+  CHECK_FALSE(off.res.trials[3].behind);
+  CHECK(off.res.trials[3].progress.speed > 0);
+  CHECK(on.res.best == dml::tune::setting{1.0});
+  CHECK(on.kept == off.kept);
+  // A lag of less than the margin (0.058 < 10 %) does not stop it.
+  CHECK(clocks_of(toy(2, 2.0, -1, 0.1), 0.3) == 8);
 }

@@ -220,8 +220,10 @@ struct tune_report {
   dml::tune::setting chosen;
   double tuning_seconds = 0, kept_seconds = 0, total_seconds = 0;
   std::size_t trials = 0, rounds = 0;
-  /// Trials stopped early because their loss ran away (options::stop_above).
-  std::size_t stopped = 0;
+  /// Trials stopped early: all, and those whose loss ran away
+  /// (options::stop_above, a non-finite loss); the others lagged the best
+  /// (options::behind).
+  std::size_t stopped = 0, ran_away = 0;
   /// This member's bytes sent by every vector of the run, trials included.
   std::uint64_t bytes_sent = 0;
   /// The samples of kept training per member after which the stall check
@@ -414,6 +416,7 @@ tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const sett
   o.on_trial = [&](const dml::tune::trial& t) {
     ++trial_no;
     report.stopped += t.stopped;
+    report.ran_away += t.stopped && !t.behind;
     if (!leader) return;
     std::printf("trial %2zu: %s  %zu units  %-10s speed %.4g  loss %.5f  %.3f s range %g noise %g%s\n",
                 trial_no, sp.describe(t.values).c_str(), t.clocks,

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -209,6 +210,9 @@ struct tuned_state {
   std::span<float> local = {};
   std::optional<double> momentum = std::nullopt;
   std::size_t unit = 0;
+  /// Build a new vector for every trial piece and stretch (as before the
+  /// vectors were reused); for tests comparing the two.
+  bool fresh_vectors = false;
 };
 
 /// What a tuned run reports.
@@ -216,6 +220,12 @@ struct tune_report {
   dml::tune::setting chosen;
   double tuning_seconds = 0, kept_seconds = 0, total_seconds = 0;
   std::size_t trials = 0, rounds = 0;
+  /// Trials stopped early: all, and those whose loss ran away
+  /// (options::stop_above, a non-finite loss); the others lagged the best
+  /// (options::behind).
+  std::size_t stopped = 0, ran_away = 0;
+  /// This member's bytes sent by every vector of the run, trials included.
+  std::uint64_t bytes_sent = 0;
   /// The samples of kept training per member after which the stall check
   /// fired, one per re-tuning round.
   std::vector<std::uint64_t> retuned_at;
@@ -290,10 +300,58 @@ tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const sett
       state.unit ? state.unit : s.cb_size;  // samples per member in a unit of trial length
   const std::vector<std::size_t> slice = progress_slice(order, comm.view().live.size(), comm.rank(), unit);
 
-  // One trial (or a stretch of training) of `units` x --cb-size samples per
-  // member: a fresh vector with the setting's consistency, rounds of the
-  // setting's cb-size samples, then the agreed trace: the loss on the slice
-  // before each unit of work (points_for), at the samples processed.
+  // The vectors that average the model. A bsp vector refreshes every slot
+  // at every clock, so one serves every branch and stretch (a snapshot
+  // restores the model; nothing of the vector's own state carries over
+  // into a gather). A stale consistency (ssp, asp, notify_ack) keeps
+  // neighbours' older values in its slots: its vector is reused only to
+  // continue the same branch (the same setting, and the model as the last
+  // piece left it), else built fresh.
+  const dml::consistency::any bsp_consistency{dml::consistency::bsp{}};
+  using vector_type = decltype(dml::make_vector<float>(comm, model.size(), topology, bsp_consistency,
+                                                       dml::gather::average{}));
+  std::unique_ptr<vector_type> bsp_vector, stale_vector;
+  dml::tune::setting stale_for;
+  std::vector<float> stale_left;  // the model as the stale vector's last piece left it
+  tune_report report;
+  auto retire = [&](std::unique_ptr<vector_type>& v) {
+    if (v) report.bytes_sent += v->stats().bytes_sent;
+    v.reset();
+  };
+  auto vector_for = [&](const dml::tune::setting& x, const dml::consistency::any& consistency,
+                        bool bsp) -> vector_type& {
+    auto make = [&] {
+      auto v = std::unique_ptr<vector_type>(new vector_type(
+          dml::make_vector<float>(comm, model.size(), topology, consistency, dml::gather::average{})));
+      v->set_advice(false);
+      return v;
+    };
+    if (bsp) {
+      if (state.fresh_vectors) retire(bsp_vector);
+      if (!bsp_vector) bsp_vector = make();
+      return *bsp_vector;
+    }
+    // Agreed, as building a vector is collective (the check is per member).
+    std::vector<double> continues{
+        !state.fresh_vectors && stale_vector && stale_for == x &&
+                std::equal(model.begin(), model.end(), stale_left.begin(), stale_left.end())
+            ? 1.0
+            : 0.0};
+    dml::tune::agree_mean(comm, continues);
+    if (continues[0] != 1.0) {
+      retire(stale_vector);
+      stale_vector = make();
+      stale_for = x;
+    }
+    return *stale_vector;
+  };
+
+  // One trial piece (or a stretch of training) of `units` x --cb-size
+  // samples per member: rounds of the setting's cb-size samples through a
+  // vector with the setting's consistency, then the agreed trace: the loss
+  // on the slice before each unit of work (points_for), at the samples
+  // processed, and the work done (span) so that the next piece of the
+  // branch starts after it.
   auto run = [&](const dml::tune::setting& x, std::size_t units) {
     const float lr = static_cast<float>(x[tune_space::lr]);
     const float momentum = ts.momentum ? static_cast<float>(x[*ts.momentum]) : 0.0f;
@@ -305,8 +363,8 @@ tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const sett
         !ts.staleness ? chosen_consistency(s)
                       : (slack == 0 ? dml::consistency::any(dml::consistency::bsp{})
                                     : dml::consistency::any::ssp(slack));
-    auto v = dml::make_vector<float>(comm, model.size(), topology, consistency, dml::gather::average{});
-    v.set_advice(false);
+    const bool bsp = ts.staleness && slack == 0;  // untuned: asp or notify_ack
+    vector_type& v = vector_for(x, consistency, bsp);
     std::vector<double> agreed;  // the losses, then the wall seconds
     agreed.reserve(points.size() + 1);
     const auto t0 = clock::now();
@@ -325,12 +383,14 @@ tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const sett
       std::copy(v.span().begin(), v.span().end(), model.begin());
     }
     agreed.push_back(std::chrono::duration<double>(clock::now() - t0).count());
+    if (!bsp) stale_left.assign(model.begin(), model.end());
     comm.barrier();  // nobody writes into the vector any more: it may go
     dml::tune::agree_mean(comm, agreed);
     dml::tune::trace t;
     t.loss.assign(agreed.begin(), agreed.end() - 1);
     for (std::size_t k : points) t.time.push_back(static_cast<double>((k + 1) * cb));
     t.seconds = agreed.back();
+    t.span = static_cast<double>(clocks * cb);
     return t;
   };
 
@@ -340,18 +400,33 @@ tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const sett
   o.max_clocks = 64;
   o.stop_top = 5;
   o.stop_spread = 0.1;
+  // Runaway trials stop after a piece of at least two units: the piece
+  // holds a whole number of clocks of every cb-size in the space (at most
+  // four units' worth), so pieces add up to the work of one run.
+  const double largest_cb =
+      *std::max_element(sp[tune_space::cb].choices.begin(), sp[tune_space::cb].choices.end());
+  o.check_clocks = std::max<std::size_t>(2, (static_cast<std::size_t>(largest_cb) + unit - 1) / unit);
+  o.stop_above = 2;
+  // Trials that lag the best are not stopped (options::behind stays 0): in
+  // dml-mlp's refinement one point of the slice's loss jumps by more than
+  // the candidates differ, and a 5 % margin stopped every candidate,
+  // the later winner (momentum 0.95) among them (docs/tuning.md).
   std::size_t trial_no = 0;
   o.on_trial = [&](const dml::tune::trial& t) {
     ++trial_no;
+    report.stopped += t.stopped;
+    report.ran_away += t.stopped && !t.behind;
     if (!leader) return;
-    std::printf("trial %2zu: %s  %zu units  %-10s speed %.4g  loss %.5f  %.3f s range %g noise %g\n",
+    std::printf("trial %2zu: %s  %zu units  %-10s speed %.4g  loss %.5f  %.3f s range %g noise %g%s\n",
                 trial_no, sp.describe(t.values).c_str(), t.clocks,
                 std::string(dml::tune::to_string(t.progress.verdict)).c_str(), t.progress.speed,
-                t.progress.last, t.seconds, t.progress.range, t.progress.noise);
+                t.progress.last, t.seconds, t.progress.range, t.progress.noise,
+                t.behind    ? "  (stopped: behind)"
+                : t.stopped ? "  (stopped: ran away)"
+                            : "");
     std::fflush(stdout);
   };
 
-  tune_report report;
   dml::tune::setting current = ts.start;
   std::uint64_t clock_now = 0;
   dml::tune::trace recent;
@@ -400,9 +475,10 @@ tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const sett
     const auto left = static_cast<std::size_t>((budget - used + unit - 1) / unit);
     const std::size_t units = std::min(stretch, left);
     const dml::tune::trace piece = run(current, units);
-    const double offset = recent.time.empty() ? 0.0 : recent.time.back();
+    const double offset = recent.span;  // where the last stretch's work ended
     recent.loss.insert(recent.loss.end(), piece.loss.begin(), piece.loss.end());
     for (double t : piece.time) recent.time.push_back(offset + t);
+    recent.span = offset + piece.span;
     ++recent_stretches;
     clock_now += units;
     used = used_now();
@@ -422,6 +498,9 @@ tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const sett
       recent_stretches = 0;
     }
   }
+  comm.barrier();  // nobody writes into the vectors any more
+  retire(bsp_vector);
+  retire(stale_vector);
   report.chosen = current;
   report.total_seconds = std::chrono::duration<double>(clock::now() - start).count();
   if (leader) {
@@ -432,8 +511,9 @@ tune_report run_tuned(Comm& comm, const dml::topology::any& topology, const sett
       std::printf(" staleness=%g", current[*ts.staleness]);
     else
       std::printf(" consistency=%s (not tuned)", s.consistency.c_str());
-    std::printf(" trials=%zu rounds=%zu tuning_seconds=%.3f overhead=%.1f%%\n", report.trials, report.rounds,
-                report.tuning_seconds, 100.0 * std::max(0.0, overhead) / report.total_seconds);
+    std::printf(" trials=%zu stopped=%zu rounds=%zu tuning_seconds=%.3f overhead=%.1f%%\n", report.trials,
+                report.stopped, report.rounds, report.tuning_seconds,
+                100.0 * std::max(0.0, overhead) / report.total_seconds);
     std::fflush(stdout);
   }
   return report;

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <string>
 #include <vector>
 
 namespace {
@@ -171,32 +172,55 @@ namespace {
 // faster it falls, steadily (converging) -- until `turn` samples per member
 // have been trained; from there on every setting raises it (as a rate that
 // turned too large once training moved on). The counter is part of the
-// model, so branches restore it with the loss.
-trainer::tune_report run_synthetic(double turn) {
+// model, so branches restore it with the loss. With `variant`:
+// `blowup`: a base rate of 0.1 or more adds 5 per sample (the loss passes
+// twice its start within the first piece of a trial); `uneven`: member r's
+// steps are (1 + r) times as large, so the average matters; `fresh`: the
+// driver builds a vector per trial piece and stretch instead of reusing.
+struct synthetic {
+  bool blowup = false, uneven = false, fresh = false;
+  std::string consistency = "bsp";
+};
+struct synthetic_run {
+  trainer::tune_report report;
+  std::vector<float> model;  // member 0's at the end
+};
+synthetic_run run_synthetic(double turn, const synthetic& variant = {}) {
   trainer::settings s;
   s.lr = 0.01f;
   s.cb_size = 1;
   s.epochs = 1;
-  s.consistency = "bsp";
+  s.consistency = variant.consistency;
+  s.slack = 1;
   constexpr std::size_t members = 2, n = 2000;  // 1000 samples, units, per member
   std::array<trainer::tune_report, members> reports;
+  std::array<std::vector<float>, members> models;
   dml::comm::inproc::run(members, [&](dml::comm::inproc::context& c) {
     dml::comm::any comm(c);
     std::vector<float> model{10.0f, 0.0f};
+    const float scale = variant.uneven ? 1.0f + static_cast<float>(c.rank()) : 1.0f;
     auto step = [&](trainer::tuned_step st, std::span<const std::size_t> samples) {
       const auto k = static_cast<float>(samples.size());
       model[1] += k;
-      model[0] += (model[1] > turn ? 1.0f : -1.0f) * st.lr * 1e-3f * k;
+      if (variant.blowup && st.lr >= 0.1f)
+        model[0] += 5.0f * k;
+      else
+        model[0] += (model[1] > turn ? 1.0f : -1.0f) * st.lr * 1e-3f * k * scale;
     };
     auto evaluate = [&](std::span<const std::size_t>) { return static_cast<double>(model[0]); };
-    reports[c.rank()] = trainer::run_tuned(comm, trainer::chosen_topology(s), s, n, {model}, step, evaluate);
+    trainer::tuned_state state{model};
+    state.fresh_vectors = variant.fresh;
+    reports[c.rank()] = trainer::run_tuned(comm, trainer::chosen_topology(s), s, n, state, step, evaluate);
+    models[c.rank()] = model;
   });
   for (std::size_t r = 1; r < members; ++r) {
     CHECK(reports[r].rounds == reports[0].rounds);
     CHECK(reports[r].retuned_at == reports[0].retuned_at);
     CHECK(reports[r].chosen == reports[0].chosen);
+    CHECK(reports[r].stopped == reports[0].stopped);
+    CHECK(reports[r].ran_away == reports[0].ran_away);
   }
-  return reports[0];
+  return {reports[0], models[0]};
 }
 
 }  // namespace
@@ -204,15 +228,48 @@ trainer::tune_report run_synthetic(double turn) {
 TEST_CASE("run_tuned re-tunes when the loss stalls, and reports it") {
   // The two first rounds take 8 + 16 units; the stall check looks at 8
   // stretches of 16 units, so the turn at 100 falls inside its first look.
-  const auto stalled = run_synthetic(100);
+  const auto stalled = run_synthetic(100).report;
   CHECK(stalled.rounds >= 3);
   REQUIRE(stalled.retuned_at.size() == stalled.rounds - 2);
   CHECK(stalled.retuned_at.front() > 100);
   CHECK(stalled.retuned_at.front() <= 1000);
 
   // Without the turn the loss keeps falling: two rounds, no re-tuning.
-  const auto steady = run_synthetic(std::numeric_limits<double>::infinity());
+  const auto steady = run_synthetic(std::numeric_limits<double>::infinity()).report;
   CHECK(steady.rounds == 2);
   CHECK(steady.retuned_at.empty());
   CHECK(steady.chosen.size() == 3);
+}
+
+TEST_CASE("run_tuned stops a trial whose loss runs away and does not choose it") {
+  const double never = std::numeric_limits<double>::infinity();
+  const auto quiet = run_synthetic(never).report;
+  CHECK(quiet.ran_away == 0);
+  const auto blown = run_synthetic(never, {.blowup = true}).report;
+  // The sweep's lr x 10 = 0.1 (and x 10^1/2 in later rounds' plans, when
+  // they reach 0.1) adds 5 per sample: stopped after its first piece.
+  CHECK(blown.ran_away >= 1);
+  CHECK(blown.chosen[trainer::tune_space::lr] < 0.1);
+  CHECK(blown.bytes_sent > 0);
+}
+
+TEST_CASE("run_tuned: the reused bsp vector gives exactly the run of fresh vectors") {
+  const double never = std::numeric_limits<double>::infinity();
+  const auto reused = run_synthetic(never, {.uneven = true});
+  const auto fresh = run_synthetic(never, {.uneven = true, .fresh = true});
+  CHECK(reused.report.chosen == fresh.report.chosen);
+  CHECK(reused.report.trials == fresh.report.trials);
+  CHECK(reused.report.rounds == fresh.report.rounds);
+  REQUIRE(reused.model.size() == fresh.model.size());
+  for (std::size_t i = 0; i < reused.model.size(); ++i) CHECK(reused.model[i] == fresh.model[i]);  // bits
+  // The averaging mattered: member 1's steps are twice member 0's.
+  const auto even = run_synthetic(never);
+  CHECK(even.model[0] != reused.model[0]);
+}
+
+TEST_CASE("run_tuned under ssp: the members agree while stale vectors are kept or rebuilt") {
+  const auto r = run_synthetic(std::numeric_limits<double>::infinity(), {.consistency = "ssp"});
+  CHECK(r.report.rounds == 2);
+  CHECK(r.report.chosen.size() == 3);
+  CHECK(r.report.bytes_sent > 0);
 }

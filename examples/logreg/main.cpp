@@ -325,16 +325,20 @@ trainer::row train_tuned(trainer::launcher& launch, const settings& s, std::size
     };
     const auto report =
         trainer::run_tuned(comm, trainer::chosen_topology(s), s, n, {storage}, step, evaluate);
-    trainer::model_mean mean(comm, dim, 0);
+    // The bytes: every member's vectors, trials included, summed.
+    trainer::model_mean mean(comm, dim, 1);
     const bool me = dml::io::leader(comm);
-    mean.average(storage, {}, me ? &avg : nullptr, nullptr);
+    const std::vector<double> sent{static_cast<double>(report.bytes_sent)};
+    std::vector<double> sent_mean;
+    mean.average(storage, sent, me ? &avg : nullptr, me ? &sent_mean : nullptr);
     if (me) {
       const trainer::const_weights m(avg.data(), rows, cols);
       const double loss =
           train.visit([&](const auto& x) { return trainer::softmax_evaluate(m, x, train.y); }).first;
       const double accuracy =
           test.visit([&](const auto& x) { return trainer::softmax_evaluate(m, x, test.y); }).second;
-      last = trainer::row{s.epochs, report.total_seconds, loss, accuracy, 0, 1};
+      last = trainer::row{
+          s.epochs, report.total_seconds, loss, accuracy, sent_mean[0] * static_cast<double>(comm.size()), 1};
       out.add(last);
       if (!launch.in_process()) trainer::print_final(last, "accuracy");
     }

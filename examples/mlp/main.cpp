@@ -288,15 +288,19 @@ trainer::row train_tuned(trainer::launcher& launch, const settings& s, float mom
     const auto report =
         trainer::run_tuned(comm, trainer::chosen_topology(s), s, n,
                            {flat, velocity, static_cast<double>(momentum), 4 * s.cb_size}, step, slice_loss);
-    trainer::model_mean mean(comm, total, 0);
+    // The bytes: every member's vectors, trials included, summed.
+    trainer::model_mean mean(comm, total, 1);
     const bool me = dml::io::leader(comm);
-    mean.average(flat, {}, me ? &avg : nullptr, nullptr);
+    const std::vector<double> sent{static_cast<double>(report.bytes_sent)};
+    std::vector<double> sent_mean;
+    mean.average(flat, sent, me ? &avg : nullptr, me ? &sent_mean : nullptr);
     if (me) {
       load(avg);
       // As in train(): the training loss over the first 10000 samples.
       const double loss = evaluate(model, train, 10000).first,
                    accuracy = evaluate(model, test, test.x.rows()).second;
-      last = trainer::row{s.epochs, report.total_seconds, loss, accuracy, 0, 1};
+      last = trainer::row{
+          s.epochs, report.total_seconds, loss, accuracy, sent_mean[0] * static_cast<double>(comm.size()), 1};
       out.add(last);
       if (!launch.in_process()) trainer::print_final(last, "accuracy");
     }

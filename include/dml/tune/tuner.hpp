@@ -29,6 +29,17 @@
 /// branch that ends above the loss it was forked at is not converging, and
 /// one that dropped the loss within its first window keeps that drop.
 ///
+/// Stopping runaway trials: with `options::check_clocks` a trial runs in
+/// pieces of that many clocks, and after each piece a branch whose loss is
+/// not finite -- or, once the trial length is decided, with
+/// `options::stop_above`, above that multiple of its fork's loss -- is
+/// stopped and labelled `diverged` (speed 0), without running the rest of
+/// its trial; with `options::behind`, so is one that lags the best branch
+/// in the second half of its trial (speed 0). The thesis labels only overflowed numbers
+/// diverged; a loss that doubled within a trial did not come back to a
+/// positive speed in dml-logreg's or dml-mlp's measured rounds
+/// (docs/tuning.md), and such trials were a quarter of a round's work.
+///
 /// Re-tuning: call `tune` again when `stalled(trace)` says the current
 /// setting stopped converging.
 #pragma once
@@ -40,9 +51,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <utility>
@@ -59,6 +72,11 @@ namespace tune {
 struct trace {
   std::vector<double> loss, time;
   double seconds = 0;
+  /// How far the stretch reached in the time unit, when the caller gives it
+  /// (0: its last time). A trace whose points lie before the end of its
+  /// work (a loss measured before each unit of work) gives the whole work
+  /// here, so that the next piece of the same branch starts after it.
+  double span = 0;
 };
 
 /// One trial branch as the tuner saw it.
@@ -69,6 +87,8 @@ struct trial {
   double elapsed = 0;      ///< the branch's time since the fork, in its trace's unit
   double seconds = 0;      ///< the branch's wall seconds (the sum of its traces' `seconds`)
   bool kept = false;       ///< set on the branch the round ended with
+  bool stopped = false;    ///< stopped before the trial length (options::check_clocks)
+  bool behind = false;     ///< stopped behind the best branch (options::behind)
 };
 
 /// How one round of tuning went.
@@ -89,8 +109,25 @@ struct options {
   std::size_t initial_clocks = 8;  ///< first trial length
   std::size_t max_clocks = 1024;   ///< no doubling beyond this
   std::size_t max_trials = 12;     ///< settings tried per round, at most
-  std::size_t stop_top = 5;        ///< stop when the best stop_top speeds ...
-  double stop_spread = 0.1;        ///< ... lie within this fraction of the best
+  /// Run trials in pieces of this many clocks and stop a branch after the
+  /// piece in which its loss became non-finite or rose past `stop_above`
+  /// (0: each trial in one piece, never stopped early). The pieces must
+  /// add up to what one piece would do (the caller's run() continues the
+  /// state in place).
+  std::size_t check_clocks = 0;
+  /// With `check_clocks`, once the trial length is decided: stop a branch
+  /// once a loss exceeds this multiple of its fork's loss (the first of its
+  /// trace; only when that is positive). 0: only non-finite losses stop a
+  /// branch (in either phase).
+  double stop_above = 0;
+  /// With `check_clocks`, once the trial length is decided: stop a new
+  /// branch when, at a piece boundary in the second half of its trial, its
+  /// loss lies above the best branch's loss at the same clock by more than
+  /// this fraction of the best branch's fall since the fork (when that one
+  /// has a positive speed). It gets speed 0 and cannot win. 0: off.
+  double behind = 0;
+  std::size_t stop_top = 5;  ///< stop when the best stop_top speeds ...
+  double stop_spread = 0.1;  ///< ... lie within this fraction of the best
   /// Two branches whose (positive) speeds lie within this fraction of the
   /// higher one progress alike; the one with fewer wall seconds (the
   /// traces' `seconds`, when given) wins. 0: the speed alone decides.
@@ -130,15 +167,28 @@ inline bool better(const trial& a, const trial& b, double tie_spread) {
   return x.last < y.last;
 }
 
-/// Appends `piece` (times from its own start) to `whole`.
+/// Appends `piece` (times from its own start) to `whole`; the piece starts
+/// where `whole` reached (its `span`, else its last time).
 inline void append(trace& whole, const trace& piece) {
   if (piece.loss.size() != piece.time.size())
     throw config_error("dml::tune::tune: run() returned " + std::to_string(piece.loss.size()) +
                        " losses but " + std::to_string(piece.time.size()) + " times");
-  const double offset = whole.time.empty() ? 0.0 : whole.time.back();
+  const double offset = whole.span;
   whole.loss.insert(whole.loss.end(), piece.loss.begin(), piece.loss.end());
   for (double t : piece.time) whole.time.push_back(offset + t);
   whole.seconds += piece.seconds;
+  whole.span = offset + (piece.span > 0 ? piece.span : piece.time.empty() ? 0.0 : piece.time.back());
+}
+
+/// True when a loss of `t` from index `from` on is not finite or, with
+/// `above` > 0 and a positive first loss, exceeds `above` times the first.
+inline bool runaway(const trace& t, std::size_t from, double above) {
+  const double origin = t.loss.empty() ? 0.0 : t.loss.front();
+  for (std::size_t i = from; i < t.loss.size(); ++i) {
+    if (!std::isfinite(t.loss[i])) return true;
+    if (above > 0 && origin > 0 && t.loss[i] > above * origin) return true;
+  }
+  return false;
 }
 }  // namespace detail
 
@@ -162,6 +212,7 @@ result tune(Searcher& searcher, Branches& branches, Run&& run, std::uint64_t clo
     std::size_t id;
     trial t;
     trace tr;
+    std::map<std::size_t, double> at;  // the loss at the start of each piece, by clock
   };
   std::vector<live_branch> tried;
   result r;
@@ -180,18 +231,57 @@ result tune(Searcher& searcher, Branches& branches, Run&& run, std::uint64_t clo
     if (!s) searcher_done = true;
     return s;
   };
-  // Runs branch b from its snapshot (or the parent when new) up to `length`.
-  auto advance = [&](live_branch& b, bool fresh) {
+  // Runs branch b from its snapshot (or the parent when new) up to
+  // `length`, in pieces of check_clocks when given; a runaway branch stops
+  // after its piece, is labelled diverged and is not saved.
+  // `rival` is the best branch once the length is decided. Only then does
+  // stop_above apply, and a branch that lags the rival by options::behind
+  // in the second half of its trial stop too: while the length is being
+  // decided, a branch whose loss spiked but came back below its fork's
+  // doubles the length for all (dml-mlp from --lr 50: lr 5 and 0.5), and
+  // stopping it would decide a shorter length. A non-finite loss stops a
+  // branch in either phase (it neither extends nor doubles).
+  auto lags = [&](const live_branch& b, const live_branch& rival, std::size_t at) {
+    if (o.behind <= 0 || at == 0 || 2 * at < length || rival.t.progress.speed <= 0) return false;
+    const auto mine = b.at.find(at), theirs = rival.at.find(at);
+    if (mine == b.at.end() || theirs == rival.at.end()) return false;
+    return mine->second > theirs->second + o.behind * -rival.t.progress.range;
+  };
+  auto advance = [&](live_branch& b, bool fresh, const live_branch* rival = nullptr) {
     branches.restore(fresh ? parent : b.id);
-    detail::append(b.tr, run(std::as_const(b.t.values), length - b.t.clocks));
-    b.t.clocks = length;
-    b.t.elapsed = b.tr.time.empty() ? 0.0 : b.tr.time.back();
+    while (b.t.clocks < length) {
+      const std::size_t start = b.t.clocks;
+      const std::size_t piece = o.check_clocks ? std::min(o.check_clocks, length - start) : length - start;
+      const std::size_t from = b.tr.loss.size();
+      detail::append(b.tr, run(std::as_const(b.t.values), piece));
+      if (b.tr.loss.size() > from) b.at[start] = b.tr.loss[from];
+      b.t.clocks += piece;
+      if (o.check_clocks && detail::runaway(b.tr, from, rival ? o.stop_above : 0)) {
+        b.t.stopped = b.t.clocks < length;
+        break;
+      }
+      if (o.check_clocks && rival && lags(b, *rival, start)) {
+        b.t.stopped = b.t.behind = b.t.clocks < length;
+        break;
+      }
+    }
+    b.t.elapsed = b.tr.span;
     b.t.seconds = b.tr.seconds;
     // Judged from the fork: the first loss is the forked state's (run()
     // reports the loss a clock starts from), shared by every branch.
     b.t.progress = b.tr.loss.empty()
                        ? summary{}
                        : summarize_from(b.tr.loss.front(), 0.0, b.tr.loss, b.tr.time, o.summarizer);
+    if (o.check_clocks && detail::runaway(b.tr, 0, rival ? o.stop_above : 0)) {
+      b.t.progress.verdict = label::diverged;
+      b.t.progress.speed = 0;
+      return;
+    }
+    if (b.t.behind) {  // a part of a trial is not judged converging
+      b.t.progress.verdict = label::unstable;
+      b.t.progress.speed = 0;
+      return;
+    }
     branches.save(b.id, clock + length);
   };
 
@@ -200,7 +290,8 @@ result tune(Searcher& searcher, Branches& branches, Run&& run, std::uint64_t clo
     auto s = next_setting();
     if (!s && tried.empty()) throw config_error("dml::tune::tune: the searcher proposed no setting");
     if (s) {
-      tried.push_back(live_branch{tried.size() + 1, trial{std::move(*s), {}, 0, 0, 0, false}, {}});
+      tried.push_back(
+          live_branch{tried.size() + 1, trial{std::move(*s), {}, 0, 0, 0, false, false, false}, {}, {}});
       advance(tried.back(), true);
       searcher.report(tried.back().t.values, tried.back().t.progress.speed);
       if (o.on_trial) o.on_trial(tried.back().t);
@@ -247,8 +338,9 @@ result tune(Searcher& searcher, Branches& branches, Run&& run, std::uint64_t clo
   while (tried.size() < o.max_trials && !spread_small()) {
     auto s = next_setting();
     if (!s) break;
-    tried.push_back(live_branch{tried.size() + 1, trial{std::move(*s), {}, 0, 0, 0, false}, {}});
-    advance(tried.back(), true);
+    tried.push_back(
+        live_branch{tried.size() + 1, trial{std::move(*s), {}, 0, 0, 0, false, false, false}, {}, {}});
+    advance(tried.back(), true, &tried[best]);
     searcher.report(tried.back().t.values, tried.back().t.progress.speed);
     if (o.on_trial) o.on_trial(tried.back().t);
     if (detail::better(tried.back().t, tried[best].t, o.tie_spread)) {

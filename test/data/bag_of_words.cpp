@@ -11,6 +11,10 @@
 #include <utility>
 #include <vector>
 
+// This file's helpers and tests, apart from the other sources of its
+// executable (tests are compiled several files at a time).
+namespace data_bag_of_words_test {
+
 namespace {
 dml::data_error error_of(const std::string& path, const dml::data::bag_of_words_options& o = {}) {
   try {
@@ -110,3 +114,5 @@ TEST_CASE("the bag-of-words limits are errors, never allocations") {
   o.max_vocabulary = 0;
   CHECK_THROWS_AS(dml::data::read_bag_of_words(dir.write("ok.txt", "1 1:1\n"), o), dml::config_error);
 }
+
+}  // namespace data_bag_of_words_test

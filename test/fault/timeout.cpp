@@ -17,6 +17,10 @@
 #include <string>
 #include <vector>
 
+// This file's helpers and tests, apart from the other sources of its
+// executable (tests are compiled several files at a time).
+namespace fault_timeout_test {
+
 namespace inproc = dml::comm::inproc;
 using dml::member_id;
 using namespace std::chrono_literals;
@@ -304,3 +308,5 @@ TEST_CASE("adaptive timeout: a recovery runs under the ceiling and keeps the ada
     REQUIRE(results[m].timeouts.wait_limit < clock_type::duration(s.ceiling));
   }
 }
+
+}  // namespace fault_timeout_test

@@ -17,6 +17,10 @@
 #include <utility>
 #include <vector>
 
+// This file's helpers and tests, apart from the other sources of its
+// executable (tests are compiled several files at a time).
+namespace tune_tuner_test {
+
 namespace {
 namespace inproc = dml::comm::inproc;
 constexpr std::size_t members = 3;
@@ -344,3 +348,5 @@ TEST_CASE("a trial behind the best in the second half of its trial stops and can
   // A lag of less than the margin (0.058 < 10 %) does not stop it.
   CHECK(clocks_of(toy(2, 2.0, -1, 0.1), 0.3) == 8);
 }
+
+}  // namespace tune_tuner_test

@@ -59,6 +59,11 @@ if [[ -n $sanitize ]]; then
   if [[ $sanitize == *thread* ]]; then cmake_args+=(-DDML_WITH_MPI=OFF); fi
 fi
 echo "== dml tests: build in $dir${sanitize:+ (sanitizers: $sanitize)}"
+start=$SECONDS
 dml_build "$dir" "${cmake_args[@]}"
-echo "== dml tests: running ctest"
-ctest --test-dir "$dir" -j "$DML_JOBS" --output-on-failure --timeout 600 ${ctest_args[@]+"${ctest_args[@]}"}
+echo "== dml tests: built in $((SECONDS - start)) s; running ctest"
+start=$SECONDS
+status=0
+ctest --test-dir "$dir" -j "$DML_JOBS" --output-on-failure --timeout 600 ${ctest_args[@]+"${ctest_args[@]}"} || status=$?
+echo "== dml tests: ctest took $((SECONDS - start)) s"
+exit "$status"

@@ -149,7 +149,7 @@ class table {
   [[nodiscard]] std::span<const T> read(std::size_t row) {
     check_row(row, "read");
     if (recording_) {
-      ++pattern_.reads[row];
+      pattern_.note_read(row);
       if (*recording_ == recording::virtual_iteration) {
         zeros_.assign(len_, T{});
         return zeros_;
@@ -180,7 +180,7 @@ class table {
       throw config_error("dml::table::read_rows: " + std::to_string(rows.size()) + " rows of " +
                          std::to_string(len_) + " elements do not fit in memory");
     if (recording_) {
-      for (std::size_t r : rows) ++pattern_.reads[r];
+      for (std::size_t r : rows) pattern_.note_read(r);
       if (*recording_ == recording::virtual_iteration) {
         zeros_.assign(rows.size() * len_, T{});
         return zeros_;
@@ -275,20 +275,34 @@ class table {
   /// Starts recording the access pattern (IterStore §3.2.1): either a
   /// virtual iteration (reads return zeros; updates and clocks are only
   /// noted) or a real one. Local; end it with end_recording().
+  ///
+  /// The recording may span several clocks: its period is the number of
+  /// clock() calls (sync() included) made during it, 1 when there were
+  /// none, and the pattern notes which rows each of those clocks reads
+  /// (reads after the last clock() count as the first clock's). Prefetch
+  /// then refreshes at clock c only the rows of the pattern's clock
+  /// (c - c0) mod period, c0 being the clock at begin_recording(); when the
+  /// first row a clock reads is not one that pattern clock reads, the next
+  /// pattern clock that reads it is taken, and the count goes on from
+  /// there (an extra clock, a sync() for instance, shifts the phases).
   void begin_recording(recording mode) {
     if (recording_)
       throw config_error("dml::table::begin_recording: already recording (call end_recording() first)");
     recording_ = mode;
     pattern_.clear();
+    recording_start_ = clock_;
   }
 
   /// Collective: ends the recording and applies the specializations the
   /// options enable: the rows move to members that use them (place_rows),
   /// batches get their fixed layout (batch_updates), the static cache and
-  /// the prefetch lists are chosen. Values and semantics do not change.
+  /// the prefetch lists (one per clock of the period) are chosen. Values and
+  /// semantics do not change.
   void end_recording() {
     if (!recording_) throw config_error("dml::table::end_recording: no recording was begun");
     recording_.reset();
+    pattern_.fold();
+    phase_anchor_ = recording_start_ % pattern_.period();
     collective([&] { specialize(); });
   }
 
@@ -442,9 +456,11 @@ class table {
 
   std::span<const T> own_value(std::size_t row);
 
-  // At the first read of a clock: refreshes every stale row of the
-  // prefetch lists, owner by owner.
-  void maybe_prefetch(std::uint64_t need);
+  // At the first read of a clock (of `row`, if any): refreshes every stale
+  // row of the prefetch lists of the clock's phase, owner by owner.
+  void maybe_prefetch(std::uint64_t need, std::optional<std::uint64_t> row);
+  // The pattern clock the current clock is, given the first row it reads.
+  std::size_t phase_now(std::optional<std::uint64_t> row);
 
   // Fetches `rows` (ascending by their place at o) from owner o once o's
   // rows include `need` clocks of every member, under one version check,
@@ -678,6 +694,8 @@ class table {
     static_ids_ = std::move(o.static_ids_);
     static_slot_ = std::move(o.static_slot_);
     prefetch_ = std::move(o.prefetch_);
+    recording_start_ = o.recording_start_;
+    phase_anchor_ = o.phase_anchor_;
     contrib_index_ = std::move(o.contrib_index_);
     contrib_values_ = std::move(o.contrib_values_);
     stats_ = o.stats_;
@@ -732,7 +750,9 @@ class table {
   std::uint64_t collectives_done_ = 0;  // sync and end_recording steps completed, in program order
   std::vector<std::shared_ptr<const std::vector<std::uint64_t>>> static_ids_;
   std::vector<std::uint32_t> static_slot_;
-  std::vector<std::vector<std::uint64_t>> prefetch_;
+  std::vector<std::vector<std::vector<std::uint64_t>>> prefetch_;  // per phase, per owner: rows to refresh
+  std::uint64_t recording_start_ = 0;                              // clock_ at begin_recording()
+  std::uint64_t phase_anchor_ = 0;                                 // a clock (mod the period) that is phase 0
   // Contributions.
   std::unordered_map<std::uint64_t, std::uint32_t> contrib_index_;
   std::vector<T> contrib_values_;

@@ -31,7 +31,7 @@ std::span<const T> table<T, Transport, Consistency>::read_once(std::size_t row) 
     wait_own(need);
     return own_value(row);
   }
-  maybe_prefetch(need);
+  maybe_prefetch(need, row);
   if (auto* e = cache_.find(row); e != nullptr && fresh(*e, need)) {
     ++stats_.cache_hits;
     cache_.touch(*e);
@@ -64,7 +64,7 @@ std::span<const T> table<T, Transport, Consistency>::read_rows_once(std::span<co
     own = own || layout_.owner(rows[i]) == me;
   }
   if (own) wait_own(need);
-  maybe_prefetch(need);
+  maybe_prefetch(need, count == 0 ? std::nullopt : std::optional<std::uint64_t>(rows[0]));
   // Per owner: (place at the owner, place in `rows`) of each row to fetch.
   std::vector<std::vector<std::pair<std::size_t, std::size_t>>> stale(comm_->size());
   for (std::size_t i = 0; i < count; ++i) {
@@ -133,15 +133,32 @@ std::span<const T> table<T, Transport, Consistency>::own_value(std::size_t row) 
 }
 
 template <class T, class Transport, class Consistency>
-void table<T, Transport, Consistency>::maybe_prefetch(std::uint64_t need) {
-  if (!have_pattern_ || !opts_.prefetch || prefetched_ == clock_ + 1) return;
+std::size_t table<T, Transport, Consistency>::phase_now(std::optional<std::uint64_t> row) {
+  const std::uint64_t p = prefetch_.size();
+  if (p <= 1) return 0;
+  const auto phase = static_cast<std::size_t>((clock_ % p + p - phase_anchor_ % p) % p);
+  if (!row || pattern_.phase_reads_row(phase, *row)) return phase;
+  for (std::size_t d = 1; d < p; ++d) {
+    const std::size_t q = (phase + d) % p;
+    if (pattern_.phase_reads_row(q, *row)) {
+      phase_anchor_ = (clock_ % p + p - q) % p;  // clock_ is phase q from now on
+      return q;
+    }
+  }
+  return phase;  // a row outside the pattern: it is fetched when read
+}
+
+template <class T, class Transport, class Consistency>
+void table<T, Transport, Consistency>::maybe_prefetch(std::uint64_t need, std::optional<std::uint64_t> row) {
+  if (!have_pattern_ || !opts_.prefetch || prefetched_ == clock_ + 1 || prefetch_.empty()) return;
   prefetched_ = clock_ + 1;
+  const auto& lists = prefetch_[phase_now(row)];
   const member_id me = comm_->rank();
   std::vector<std::uint64_t> stale;
   for (member_id o : comm_->view().live) {
-    if (o == me || prefetch_[o].empty()) continue;
+    if (o == me || lists[o].empty()) continue;
     stale.clear();
-    for (std::uint64_t r : prefetch_[o]) {
+    for (std::uint64_t r : lists[o]) {
       const auto* e = cache_.find(r);
       if (e == nullptr || !fresh(*e, need)) stale.push_back(r);
     }

@@ -343,13 +343,27 @@ void table<T, Transport, Consistency>::choose_statics() {
   if (opts_.cache_rows != 0 && ranked.size() > opts_.cache_rows) ranked.resize(opts_.cache_rows);
   cache_.configure(stride_, opts_.cache_rows);
   if (opts_.static_cache) cache_.make_static(std::unordered_set<std::uint64_t>(ranked.begin(), ranked.end()));
-  prefetch_.assign(n, {});
+  // Per clock of the period: the rows of others that clock reads, most
+  // read first, only those of the static cache when there is one, at most
+  // cache_rows of them. With a period of one clock: `ranked`.
+  prefetch_.clear();
   if (opts_.prefetch) {
-    for (std::uint64_t r : ranked) prefetch_[layout_.owner(static_cast<std::size_t>(r))].push_back(r);
-    for (auto& list : prefetch_)
-      std::sort(list.begin(), list.end(), [&](std::uint64_t a, std::uint64_t b) {
-        return layout_.local(static_cast<std::size_t>(a)) < layout_.local(static_cast<std::size_t>(b));
-      });
+    const std::unordered_set<std::uint64_t> cached(ranked.begin(), ranked.end());
+    prefetch_.assign(pattern_.period(), std::vector<std::vector<std::uint64_t>>(n));
+    for (std::size_t k = 0; k < prefetch_.size() && k < pattern_.phase_reads.size(); ++k) {
+      std::size_t taken = 0;
+      for (std::uint64_t r : detail::access_pattern::most_read(pattern_.phase_reads[k], 0)) {
+        if (opts_.cache_rows != 0 && taken == opts_.cache_rows) break;
+        if (layout_.owner(static_cast<std::size_t>(r)) == me || (opts_.static_cache && !cached.contains(r)))
+          continue;
+        prefetch_[k][layout_.owner(static_cast<std::size_t>(r))].push_back(r);
+        ++taken;
+      }
+      for (auto& list : prefetch_[k])
+        std::sort(list.begin(), list.end(), [&](std::uint64_t a, std::uint64_t b) {
+          return layout_.local(static_cast<std::size_t>(a)) < layout_.local(static_cast<std::size_t>(b));
+        });
+    }
   }
 }
 

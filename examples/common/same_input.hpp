@@ -11,7 +11,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <span>
@@ -47,16 +46,6 @@ class fingerprint {
  private:
   std::uint64_t hash_ = 0xcbf29ce484222325ULL;
 };
-
-/// The rank mpiexec gave this process, read from the environment it sets
-/// (Open MPI: OMPI_COMM_WORLD_RANK; MPICH and others: PMI_RANK, PMIX_RANK),
-/// or 0 outside mpiexec. For errors found before MPI starts (a bad command
-/// line): every process finds the same, and only rank 0 prints it.
-[[nodiscard]] inline bool first_process() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
-    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') return std::strcmp(v, "0") == 0;
-  return true;
-}
 
 namespace detail {
 enum class outcome : unsigned char { ok = 0, usage = 1, failed = 2 };

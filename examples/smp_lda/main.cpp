@@ -468,9 +468,7 @@ int main(int argc, char** argv) {
   try {
     if (!parse(argc, argv, o)) return 0;  // --help
   } catch (const usage_error& e) {
-    // Under mpiexec every process finds the same: rank 0 says it.
-    if (trainer::first_process()) std::fprintf(stderr, "dml-smp-lda: %s (see --help)\n", e.what());
-    return 2;
+    return trainer::usage_failure("dml-smp-lda", e.what());  // under mpiexec: once
   }
   std::optional<trainer::launcher> launch;
   try {

@@ -345,9 +345,7 @@ int main(int argc, char** argv) {
     if (!cli::parse(*app, argc, argv)) return 0;
     check(*app, o);
   } catch (const usage_error& e) {
-    // Under mpiexec every process finds the same: rank 0 says it.
-    if (trainer::first_process()) std::fprintf(stderr, "dml-smp-mf: %s (see --help)\n", e.what());
-    return 2;
+    return trainer::usage_failure("dml-smp-mf", e.what());  // under mpiexec: once
   }
   std::optional<trainer::launcher> launch;
   try {

@@ -20,6 +20,9 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -138,5 +141,37 @@ class launcher {
   std::optional<dml::comm::mpi> two_sided_;
 #endif
 };
+
+/// The rank mpiexec gave this process, read from the environment it sets
+/// (Open MPI: OMPI_COMM_WORLD_RANK; MPICH and others: PMI_RANK, PMIX_RANK);
+/// -1 outside mpiexec. Known before MPI starts.
+[[nodiscard]] inline long launched_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') return std::strtol(v, nullptr, 10);
+  return -1;
+}
+
+/// For a bad command line, found before MPI starts: prints
+/// "<program>: <message> (see --help)" and returns exit code 2. Under
+/// mpiexec every process finds the same error; rank 0 alone prints it, and
+/// (in a build with MPI) all then meet at a barrier before exiting, since
+/// mpiexec ends the whole job as soon as one process exits with an error
+/// and would otherwise often end rank 0 before it printed.
+inline int usage_failure(const char* program, const char* message) {
+  const long rank = launched_rank();
+  if (rank <= 0) {
+    std::fprintf(stderr, "%s: %s (see --help)\n", program, message);
+    std::fflush(stderr);
+  }
+#if DML_EXAMPLES_MPI
+  int started = 0;
+  if (rank >= 0 && MPI_Initialized(&started) == MPI_SUCCESS && !started &&
+      MPI_Init(nullptr, nullptr) == MPI_SUCCESS) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
+  }
+#endif
+  return 2;
+}
 
 }  // namespace trainer

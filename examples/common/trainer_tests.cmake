@@ -39,21 +39,25 @@ function(dml_trainer_test target name)
 endfunction()
 
 # dml_trainer_matches_inproc(<target> TRANSPORT <mpi_rma|mpi> PROCESSES <n>
-#                            [REL_TOL <decimal>] [KEY <field>] [WHAT <words>] [MPI_ARGS <arguments...>]
-#                            ARGS <arguments...>)
+#                            [REL_TOL <decimal>] [KEY <field>] [WHAT <words>] [FIXTURES <fixture>]
+#                            [SCRIPT <file>] [MPI_ARGS <arguments...>] ARGS <arguments...>)
 # One ctest test: the trainer with <n> in-process ranks, then under mpiexec
 # with <n> processes and --transport <t> (plus MPI_ARGS), must end at the
 # same loss (compare_runs.cmake; default tolerance 0.00001 relative; KEY
-# names another field of the 'final:' line, e.g. objective; WHAT tells
-# tests of one trainer apart in their names). Needs
-# dml::mpi.
+# names another field of the 'final:' line, e.g. objective; REL_TOL 0: equal
+# as printed; WHAT tells tests of one trainer apart in their names). SCRIPT
+# compares the two runs instead (called with -DFIRST and -DSECOND, e.g.
+# examples/lda/check_same_run.cmake). Needs dml::mpi.
 function(dml_trainer_matches_inproc target)
-  cmake_parse_arguments(arg "" "TRANSPORT;PROCESSES;REL_TOL;KEY;WHAT" "ARGS;MPI_ARGS" ${ARGN})
+  cmake_parse_arguments(arg "" "TRANSPORT;PROCESSES;REL_TOL;KEY;WHAT;FIXTURES;SCRIPT" "ARGS;MPI_ARGS" ${ARGN})
   if(NOT TARGET dml::mpi OR NOT DML_EXAMPLES_WITH_MPI)
     return()
   endif()
-  if(NOT arg_REL_TOL)
+  if("${arg_REL_TOL}" STREQUAL "")
     set(arg_REL_TOL 0.00001)
+  endif()
+  if(NOT arg_SCRIPT)
+    set(arg_SCRIPT "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/compare_runs.cmake")
   endif()
   dml_mpiexec_command(mpiexec ${arg_PROCESSES})
   set(first "$<TARGET_FILE:${target}>" ${arg_ARGS} --ranks ${arg_PROCESSES})
@@ -70,8 +74,11 @@ function(dml_trainer_matches_inproc target)
   endif()
   add_test(NAME "${name}"
            COMMAND ${CMAKE_COMMAND} "-DFIRST=${first}" "-DSECOND=${second}" "-DREL_TOL=${arg_REL_TOL}"
-                   "-DKEY=${arg_KEY}" -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/compare_runs.cmake")
+                   "-DKEY=${arg_KEY}" -P "${arg_SCRIPT}")
   set_tests_properties("${name}" PROPERTIES LABELS "example;${target};mpi" TIMEOUT 300 RUN_SERIAL TRUE)
+  if(arg_FIXTURES)
+    set_tests_properties("${name}" PROPERTIES FIXTURES_REQUIRED "${arg_FIXTURES}")
+  endif()
   if(DML_MPI_TEST_ENVIRONMENT)
     set_tests_properties("${name}" PROPERTIES ENVIRONMENT "${DML_MPI_TEST_ENVIRONMENT}")
   endif()
@@ -97,4 +104,35 @@ function(dml_trainer_final_after_death target)
   set(environment DML_EXAMPLES_DIE_BEFORE_FINAL=0 DML_HEARTBEAT_TIMEOUT_MS=500 ${DML_MPI_TEST_ENVIRONMENT})
   set_tests_properties("${name}" PROPERTIES LABELS "example;${target};mpi;fault" TIMEOUT 120 RUN_SERIAL TRUE
                                             ENVIRONMENT "${environment}")
+endfunction()
+
+# dml_trainer_mpi_error(<target> <name> PROCESSES <n> EXIT <code> STDERR <regex> [FIXTURES <fixture>]
+#                       ARGS <arguments...> [OTHER_ARGS <arguments...>])
+# One ctest test: the trainer under mpiexec with <n> processes must exit
+# with <code>, print nothing on stdout and exactly one line of its own on
+# stderr, matching <regex> (mpi_error.cmake). OTHER_ARGS: one more process
+# runs with these arguments instead (mpiexec's "-n 1 <program> <args>"
+# after a ':'), e.g. to read a different file. Needs dml::mpi.
+function(dml_trainer_mpi_error target name)
+  cmake_parse_arguments(arg "" "PROCESSES;EXIT;STDERR;FIXTURES" "ARGS;OTHER_ARGS" ${ARGN})
+  if(NOT TARGET dml::mpi OR NOT DML_EXAMPLES_WITH_MPI)
+    return()
+  endif()
+  dml_mpiexec_command(command ${arg_PROCESSES})
+  list(APPEND command "$<TARGET_FILE:${target}>" ${arg_ARGS})
+  if(arg_OTHER_ARGS)
+    list(APPEND command ":" ${MPIEXEC_NUMPROC_FLAG} 1 "$<TARGET_FILE:${target}>" ${arg_OTHER_ARGS})
+  endif()
+  string(REPLACE ";" "|" command "${command}")
+  set(test_name "example: ${target} under mpiexec ${name}")
+  add_test(NAME "${test_name}"
+           COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${command}" "-DPREFIX=${target}" "-DEXPECT_EXIT=${arg_EXIT}"
+                   "-DSTDERR_REGEX=${arg_STDERR}" -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/mpi_error.cmake")
+  set_tests_properties("${test_name}" PROPERTIES LABELS "example;${target};mpi" TIMEOUT 300 RUN_SERIAL TRUE)
+  if(DML_MPI_TEST_ENVIRONMENT)
+    set_tests_properties("${test_name}" PROPERTIES ENVIRONMENT "${DML_MPI_TEST_ENVIRONMENT}")
+  endif()
+  if(arg_FIXTURES)
+    set_tests_properties("${test_name}" PROPERTIES FIXTURES_REQUIRED "${arg_FIXTURES}")
+  endif()
 endfunction()

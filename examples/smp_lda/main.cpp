@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: BSL-1.0
 // dml-smp-lda: latent Dirichlet allocation by collapsed Gibbs sampling on
 // the static rotation engine (dml::schedule::static_rotation; SMPFRAME §4.1,
-// Algorithm 3, SMP-LDA), over in-process ranks, on the corpus dml-lda uses
+// Algorithm 3, SMP-LDA), on the corpus dml-lda uses
 // (examples/common/lda_corpus.hpp: generated with planted topics, or a file).
+// The ranks are threads (--transport inproc) or MPI processes (--transport
+// mpi_rma | mpi under mpiexec: examples/common/launcher.hpp); every process
+// generates, or reads, the whole corpus, and the ranks check that they hold
+// the same one before sampling (examples/common/same_input.hpp).
 //
 // The model: n_wk (tokens of word w with topic k), n_dk (of document d with
 // topic k), n_k (all tokens with topic k); a token's topic is drawn from
@@ -37,12 +41,14 @@
 // from a generator seeded by (seed, t, w), so a run is deterministic at any
 // rank count, macro and micro synchronization give the same run, and
 // --serial (one thread, no engine, the same order) equals --ranks 1.
-#include <dml/comm/inproc.hpp>
+#include <dml/io.hpp>
 #include <dml/random.hpp>
 #include <dml/schedule.hpp>
 
 #include "../common/cli.hpp"
+#include "../common/launcher.hpp"
 #include "../common/lda_corpus.hpp"
+#include "../common/same_input.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -53,6 +59,7 @@
 #include <exception>
 #include <functional>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -69,6 +76,7 @@ struct options : lda::corpus_settings {
   double alpha = 0.1, beta = 0.01;
   bool micro_sync = false, no_heaviest_first = false, serial = false;
   std::string csv;
+  std::string transport = "inproc";
 };
 
 using clock_type = std::chrono::steady_clock;
@@ -341,14 +349,16 @@ class smp_lda_program {
   double reporting_ = 0;
 };
 
-lda::counts_view smp_lda(const corpus& c, const options& o, reporter& out) {
+/// On the launcher's ranks; `out` is the leader's (the others print nothing),
+/// and so is the result.
+lda::counts_view smp_lda(const corpus& c, const options& o, reporter& out, trainer::launcher& launch) {
   const std::vector<std::uint32_t> z0 = initial_topics(c, o), doc_of = document_of(c);
-  out.sweep(0, 0.0, loglik_of(c, z0, o));
+  if (launch.leader()) out.sweep(0, 0.0, loglik_of(c, z0, o));
   lda::counts_view result;
-  dml::comm::inproc::run(o.ranks, [&](auto& comm) {
+  launch.run([&](auto& comm) {
     smp_lda_program prog(comm, c, o, z0, doc_of);
     const auto start = clock_type::now();
-    if (comm.rank() == 0)
+    if (dml::io::leader(comm))
       prog.on_sweep = [&](std::size_t sweep, double reporting, double ll) {
         // The seconds of sampling and exchanging, without the log-likelihood
         // (as dml-lda counts them).
@@ -357,7 +367,7 @@ lda::counts_view smp_lda(const corpus& c, const options& o, reporter& out) {
     const dml::schedule::static_rotation engine{
         .macro_sync = !o.micro_sync, .heaviest_first = !o.no_heaviest_first, .executors = 1};
     (void)dml::schedule::run(comm, prog, engine, o.iterations * o.ranks);
-    if (comm.rank() == 0) result.word_topic = prog.word_topic();
+    if (dml::io::leader(comm)) result.word_topic = prog.word_topic();
   });
   return result;
 }
@@ -366,8 +376,9 @@ lda::counts_view smp_lda(const corpus& c, const options& o, reporter& out) {
 
 constexpr const char* description =
     R"(Latent Dirichlet allocation by collapsed Gibbs sampling on the static
-rotation engine (SMPFRAME's SMP-LDA): the vocabulary is cut into one block of
-words per rank, the blocks rotate, and a rank samples the tokens of its
+rotation engine (SMPFRAME's SMP-LDA) over --ranks threads or the processes
+of an MPI job: the vocabulary is cut into one block of words per rank, the
+blocks rotate, and a rank samples the tokens of its
 documents whose word is in the block it holds, so no two ranks write a word's
 counts at once; the topic totals are summed exactly after every rotation step.
 The corpus is dml-lda's: generated with --topics planted topics, or read from
@@ -391,6 +402,11 @@ bool parse(int argc, char** argv, options& o) {
   auto* ranks = app->add_option("--ranks", o.ranks, "in-process ranks, default 4")
                     ->option_text("N")
                     ->check(range(1, 256, "ranks"));
+  app->add_option("--transport", o.transport,
+                  "inproc (threads, default) | mpi_rma | mpi (one rank per\nMPI process: mpiexec -n N "
+                  "dml-smp-lda --transport mpi_rma)")
+      ->option_text("NAME")
+      ->check(cli::one_of({"inproc", "mpi_rma", "mpi"}));
   lda::add_corpus_options(*app, o);
   app->add_option("--iterations", o.iterations, "Gibbs sweeps over the corpus, default 50")
       ->option_text("N")
@@ -410,8 +426,39 @@ bool parse(int argc, char** argv, options& o) {
       ->check(cli::not_empty());
   if (!cli::parse(*app, argc, argv)) return false;
   lda::check_corpus_settings(*app, o);
+  if (o.transport != "inproc" && ranks->count() != 0)
+    throw usage_error("--ranks is for --transport inproc; with " + o.transport +
+                      " every MPI process is one rank (mpiexec -n N)");
+  if (o.transport != "inproc" && o.serial)
+    throw usage_error("--serial is one thread of one process; not with --transport " + o.transport);
   if (o.serial) o.ranks = 1;
   return true;
+}
+
+/// What every rank checks it shares with the others: the whole corpus.
+std::uint64_t hash_of(const corpus& c, const options& o) {
+  trainer::fingerprint f;
+  f.add(o.vocabulary);
+  f.add(c.first.size());
+  for (std::uint32_t x : c.first) f.add(x);
+  for (std::uint32_t w : c.words) f.add(w);
+  f.add(c.topics.size());
+  for (const auto& topic : c.topics)
+    for (double p : topic) f.add(p);
+  return f.value();
+}
+
+/// The corpus (generated or read) and the checks that need it: the same on
+/// every rank, so under MPI every process finds the same error.
+corpus load_checked(options& o, const std::string& ranks_text) {
+  corpus c = lda::make_corpus(o);
+  if (o.ranks > o.vocabulary)
+    throw usage_error(ranks_text + " is more than the " + std::to_string(o.vocabulary) +
+                      " words (one block of words per rank)");
+  if (o.ranks > c.documents())
+    throw usage_error(std::to_string(c.documents()) + " documents are too few for " +
+                      std::to_string(o.ranks) + " ranks");
+  return c;
 }
 
 }  // namespace
@@ -421,26 +468,54 @@ int main(int argc, char** argv) {
   try {
     if (!parse(argc, argv, o)) return 0;  // --help
   } catch (const usage_error& e) {
-    std::fprintf(stderr, "dml-smp-lda: %s (see --help)\n", e.what());
-    return 2;
+    return trainer::usage_failure("dml-smp-lda", e.what());  // under mpiexec: once
   }
+  std::optional<trainer::launcher> launch;
   try {
-    const corpus c = lda::make_corpus(o);
-    if (o.ranks > o.vocabulary)
-      throw usage_error("--ranks " + std::to_string(o.ranks) + " is more than the " +
-                        std::to_string(o.vocabulary) + " words (one block of words per rank)");
-    if (o.ranks > c.documents())
-      throw usage_error(std::to_string(c.documents()) + " documents are too few for " +
-                        std::to_string(o.ranks) + " ranks");
-    std::string how = o.serial ? std::string("serial") : std::to_string(o.ranks) + " ranks, static rotation";
-    how += o.micro_sync ? ", micro sync" : o.serial ? "" : ", macro sync";
-    how += o.no_heaviest_first ? ", index order" : ", heaviest first";
-    std::printf(
-        "dml-smp-lda: %zu documents, %zu tokens, %zu words, %zu %s; %s, %zu iterations, alpha %g, beta %g\n",
-        c.documents(), c.words.size(), o.vocabulary, o.topics, c.topics.empty() ? "topics" : "planted topics",
-        how.c_str(), o.iterations, o.alpha, o.beta);
+    launch.emplace(o.transport, o.ranks, argc, argv);  // starts MPI for mpi_rma / mpi
+    const bool leader = launch->leader();
+    if (!leader) {  // one writer of the files
+      o.write.clear();
+      o.csv.clear();
+    }
+    const std::string ranks_text =
+        launch->in_process() ? "--ranks " + std::to_string(o.ranks) : "mpiexec -n " + std::to_string(o.ranks);
+    // In-process, the ranks share this process's one corpus; under MPI every
+    // process makes its own and the ranks agree on it (or on its error).
+    std::optional<corpus> made;
+    std::exception_ptr failure;
+    if (launch->in_process()) {
+      made = load_checked(o, ranks_text);
+    } else {
+      try {
+        made = load_checked(o, ranks_text);
+      } catch (const std::exception&) {
+        failure = std::current_exception();
+      }
+      const std::string summary = made ? std::to_string(made->documents()) + " documents, " +
+                                             std::to_string(made->words.size()) + " tokens, " +
+                                             std::to_string(o.vocabulary) + " words"
+                                       : std::string();
+      launch->run([&](auto& comm) {
+        trainer::agree_on_input(comm, failure, made ? hash_of(*made, o) : 0, summary, "the corpus");
+      });
+    }
+    const corpus& c = *made;
+    if (leader) {
+      std::string how = o.serial ? std::string("serial") : std::to_string(o.ranks) + " ranks";
+      if (!launch->in_process()) how += " (" + o.transport + ")";
+      how += o.serial ? "" : ", static rotation";
+      how += o.micro_sync ? ", micro sync" : o.serial ? "" : ", macro sync";
+      how += o.no_heaviest_first ? ", index order" : ", heaviest first";
+      std::printf(
+          "dml-smp-lda: %zu documents, %zu tokens, %zu words, %zu %s; %s, %zu iterations, alpha %g, beta "
+          "%g\n",
+          c.documents(), c.words.size(), o.vocabulary, o.topics,
+          c.topics.empty() ? "topics" : "planted topics", how.c_str(), o.iterations, o.alpha, o.beta);
+    }
     reporter out{lda::csv_log(o.csv)};
-    const lda::counts_view counts = o.serial ? serial_lda(c, o, out) : smp_lda(c, o, out);
+    const lda::counts_view counts = o.serial ? serial_lda(c, o, out) : smp_lda(c, o, out, *launch);
+    if (!leader) return 0;  // the leader prints the result
     if (c.topics.empty()) {
       std::printf("final: loglik=%.5f seconds=%.3f iterations=%zu\n", out.loglik, out.seconds,
                   out.iterations);
@@ -454,6 +529,10 @@ int main(int argc, char** argv) {
                   out.seconds, rec.mean, rec.least, out.iterations);
     }
     std::fflush(stdout);
+  } catch (const trainer::agreed_error& e) {  // the same on every rank: the leader says it
+    if (!launch || launch->leader())
+      std::fprintf(stderr, "dml-smp-lda: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
+    return e.usage() ? 2 : 1;
   } catch (const usage_error& e) {
     std::fprintf(stderr, "dml-smp-lda: %s (see --help)\n", e.what());
     return 2;

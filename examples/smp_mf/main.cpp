@@ -16,22 +16,31 @@
 // the case for heaviest-first dispatch; 10% of the observed entries are
 // held out for testing. Or --ratings FILE [--test-ratings FILE]: dml-mf's
 // rating files, read by the same reader (examples/common/ratings.hpp).
-#include <dml/comm/inproc.hpp>
+//
+// The ranks are threads (--transport inproc) or MPI processes (--transport
+// mpi_rma | mpi under mpiexec: examples/common/launcher.hpp). Every process
+// generates, or reads, the whole rating set and keeps its users' ratings;
+// the processes check that they hold the same set before training
+// (examples/common/same_input.hpp).
+#include <dml/io.hpp>
 #include <dml/random.hpp>
 #include <dml/schedule.hpp>
 
 #include "../common/cli.hpp"
+#include "../common/launcher.hpp"
 #include "../common/ratings.hpp"
+#include "../common/same_input.hpp"
 
 #include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <limits>
-#include <numeric>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -47,6 +56,7 @@ struct options {
   bool micro_sync = false, no_heaviest_first = false, lr_decay = false;
   std::uint64_t seed = 1;
   std::string ratings, test_ratings, write_ratings;  // files (--ratings, --test-ratings, --write-ratings)
+  std::string transport = "inproc";
 };
 
 struct rating {
@@ -213,7 +223,8 @@ class mf_program {
 
 constexpr const char* description =
     R"(Matrix factorization by SGD on the static rotation engine: item blocks
-rotate among --ranks in-process ranks, results pass along a ring, and all
+rotate among the ranks (--ranks threads, or the processes of an MPI job),
+results pass along a ring, and all
 ranks synchronize after each full rotation (macro synchronization; --micro-sync
 adds a barrier after every iteration). The ratings are generated (a planted
 rank --rank truth with noise --noise, skewed item popularity, 10% held out)
@@ -231,6 +242,11 @@ void parse(CLI::App& app, options& o) {
   app.add_option("--ranks", o.ranks, "in-process ranks, default 4")
       ->option_text("N")
       ->check(cli::whole_number());
+  app.add_option("--transport", o.transport,
+                 "inproc (threads, default) | mpi_rma | mpi (one rank per\nMPI process: mpiexec -n N "
+                 "dml-smp-mf --transport mpi_rma)")
+      ->option_text("NAME")
+      ->check(cli::one_of({"inproc", "mpi_rma", "mpi"}));
   app.add_option("--rotations", o.rotations, "full rotations (ranks iterations each), default 10")
       ->option_text("N")
       ->check(cli::whole_number());
@@ -276,11 +292,47 @@ void check(const CLI::App& app, const options& o) {
   for (const char* generator_option : {"--users", "--items", "--density", "--noise"})
     if (!o.ratings.empty() && app.count(generator_option) != 0)
       throw usage_error(std::string(generator_option) + " shapes generated ratings; not with --ratings");
-  if (o.ratings.empty() && o.ranks > o.items) throw usage_error("--ranks: at most --items");
+  if (o.transport != "inproc" && app.count("--ranks") != 0)
+    throw usage_error("--ranks is for --transport inproc; with " + o.transport +
+                      " every MPI process is one rank (mpiexec -n N)");
+  if (o.transport == "inproc" && o.ratings.empty() && o.ranks > o.items)
+    throw usage_error("--ranks: at most --items");
   if (o.users > (std::size_t{1} << 24) || o.items > (std::size_t{1} << 24))
     throw usage_error("--users and --items: at most 2^24 each");
   if (static_cast<double>(o.users) * static_cast<double>(o.items) * o.density > 1e8)
     throw usage_error("--users x --items x --density is more than 10^8 ratings");
+}
+
+/// What every rank checks it shares with the others: the whole rating set.
+std::uint64_t hash_of(const problem& data, const options& o) {
+  trainer::fingerprint f;
+  f.add(o.users);
+  f.add(o.items);
+  for (const auto* set : {&data.train, &data.test}) {
+    f.add(set->size());
+    for (const auto& r : *set) {
+      f.add(r.user);
+      f.add(r.item);
+      f.add(r.value);
+      f.add(r.truth);
+    }
+  }
+  return f.value();
+}
+
+/// The ratings (generated or read) and the checks that need them: the same
+/// on every rank, so under MPI every process finds the same error.
+problem load_checked(options& o, const std::string& ranks_text) {
+  problem data = o.ratings.empty() ? generate(o) : load(o);
+  if (data.train.empty() || data.test.empty())
+    throw usage_error((o.ratings.empty() ? std::string("the generated matrix") : o.ratings) + " gives " +
+                      std::to_string(data.train.size()) + " training and " +
+                      std::to_string(data.test.size()) + " test ratings; both need some");
+  if (o.ranks > o.items)
+    throw usage_error(ranks_text + " is more than the " + std::to_string(o.items) + " items" +
+                      (o.ratings.empty() ? std::string() : " of " + o.ratings) +
+                      " (one block of items per rank)");
+  return data;
 }
 
 }  // namespace
@@ -293,62 +345,102 @@ int main(int argc, char** argv) {
     if (!cli::parse(*app, argc, argv)) return 0;
     check(*app, o);
   } catch (const usage_error& e) {
-    std::fprintf(stderr, "dml-smp-mf: %s (see --help)\n", e.what());
-    return 2;
+    return trainer::usage_failure("dml-smp-mf", e.what());  // under mpiexec: once
   }
+  std::optional<trainer::launcher> launch;
   try {
-    const problem data = o.ratings.empty() ? generate(o) : load(o);
-    if (data.train.empty() || data.test.empty())
-      throw usage_error((o.ratings.empty() ? std::string("the generated matrix") : o.ratings) + " gives " +
-                        std::to_string(data.train.size()) + " training and " +
-                        std::to_string(data.test.size()) + " test ratings; both need some");
-    if (!o.ratings.empty() && o.ranks > o.items)
-      throw usage_error("--ranks " + std::to_string(o.ranks) + " is more than the " +
-                        std::to_string(o.items) + " items of " + o.ratings);
-    if (!o.write_ratings.empty()) {
-      mf_ratings::write(o.write_ratings, data.train, "dml-smp-mf");
-      mf_ratings::write(o.write_ratings + ".test", data.test, "dml-smp-mf");
+    launch.emplace(o.transport, o.ranks, argc, argv);  // starts MPI for mpi_rma / mpi
+    const std::string ranks_text =
+        launch->in_process() ? "--ranks " + std::to_string(o.ranks) : "mpiexec -n " + std::to_string(o.ranks);
+    // In-process, the ranks share this process's one copy; under MPI every
+    // process makes its own and the ranks agree on it (or on its error).
+    const bool leader = launch->leader();
+    std::optional<problem> loaded;
+    std::exception_ptr failure;
+    auto make = [&] {
+      loaded = load_checked(o, ranks_text);
+      if (leader && !o.write_ratings.empty()) {  // one writer
+        mf_ratings::write(o.write_ratings, loaded->train, "dml-smp-mf");
+        mf_ratings::write(o.write_ratings + ".test", loaded->test, "dml-smp-mf");
+      }
+    };
+    if (launch->in_process()) {
+      make();
+    } else {
+      try {
+        make();
+      } catch (const std::exception&) {
+        failure = std::current_exception();
+      }
     }
-    if (!o.ratings.empty())
-      std::printf("dml-smp-mf: %s: %zu users x %zu items (ids remapped densely)\n", o.ratings.c_str(),
-                  o.users, o.items);
-    std::printf(
-        "dml-smp-mf: %zu ranks, %zu users x %zu items, rank %zu, %zu training / %zu test ratings, %s "
-        "sync%s\n",
-        o.ranks, o.users, o.items, o.rank, data.train.size(), data.test.size(),
-        o.micro_sync ? "micro" : "macro", o.no_heaviest_first ? "" : ", heaviest first");
+    const problem empty;
+    const problem& data = loaded ? *loaded : empty;
+    const std::string summary = std::to_string(data.train.size()) + " training / " +
+                                std::to_string(data.test.size()) + " test ratings of " +
+                                std::to_string(o.users) + " users x " + std::to_string(o.items) + " items";
     mf_program::row last;
     double seconds = 0;
-    std::vector<std::uint64_t> per_rank(o.ranks, 0);
-    dml::comm::inproc::run(o.ranks, [&](auto& comm) {
+    std::uint64_t updates = 0;
+    if (!launch->in_process())
+      launch->run([&](auto& comm) {
+        trainer::agree_on_input(comm, failure, hash_of(data, o), summary, "the rating set");
+      });
+    if (leader) {
+      if (!o.ratings.empty())
+        std::printf("dml-smp-mf: %s: %zu users x %zu items (ids remapped densely)\n", o.ratings.c_str(),
+                    o.users, o.items);
+      std::printf(
+          "dml-smp-mf: %zu ranks%s, %zu users x %zu items, rank %zu, %zu training / %zu test ratings, %s "
+          "sync%s\n",
+          o.ranks, launch->in_process() ? "" : (" (" + o.transport + ")").c_str(), o.users, o.items, o.rank,
+          data.train.size(), data.test.size(), o.micro_sync ? "micro" : "macro",
+          o.no_heaviest_first ? "" : ", heaviest first");
+      std::fflush(stdout);
+    }
+    launch->run([&](auto& comm) {
       mf_program prog(data, o, comm.rank(), o.ranks);
-      const auto start = std::chrono::steady_clock::now();  // rank 0's, after its set-up
-      if (comm.rank() == 0)
+      const auto start = std::chrono::steady_clock::now();  // the leader's, after its set-up
+      if (dml::io::leader(comm))
         prog.on_rotation = [&](const mf_program::row& r, double evaluating) {
           const double s =
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - evaluating;
           std::printf("epoch %3zu  %8.3f s  train rmse %.5f  test rmse %.5f\n", r.epoch, s, r.train, r.test);
+          std::fflush(stdout);
         };
       const dml::schedule::static_rotation engine{
           .macro_sync = !o.micro_sync, .heaviest_first = !o.no_heaviest_first, .executors = 1};
       const auto st = dml::schedule::run(comm, prog, engine, o.rotations * o.ranks);
-      if (comm.rank() == 0) {
+      // Every rank's count of ratings visited, summed on every rank (exact:
+      // the counts travel as bytes).
+      const std::uint64_t mine = prog.updates();
+      const auto counts = comm.exchange(std::as_bytes(std::span(&mine, 1)));
+      std::uint64_t total = 0;
+      for (const auto& c : counts) {
+        std::uint64_t n = 0;
+        if (c.size() == sizeof n) std::memcpy(&n, c.data(), sizeof n);
+        total += n;
+      }
+      if (dml::io::leader(comm)) {
         seconds = st.seconds - prog.evaluation_seconds();
         last = prog.last();
+        updates = total;
       }
-      per_rank[comm.rank()] = prog.updates();
     });
-    const auto updates =
-        static_cast<unsigned long long>(std::accumulate(per_rank.begin(), per_rank.end(), std::uint64_t{0}));
+    if (!leader) return 0;  // the leader prints the result
+    const auto visited = static_cast<unsigned long long>(updates);
     if (data.truth_known) {
       std::printf("noise %.4f: test rmse %.5f is %.1f%% above it; rmse against the noiseless truth %.5f\n",
                   o.noise, last.test, 100 * (last.test / o.noise - 1), last.truth);
       std::printf("final: rmse=%.5f seconds=%.3f truth=%.5f epochs=%zu updates=%llu\n", last.test, seconds,
-                  last.truth, last.epoch, updates);
+                  last.truth, last.epoch, visited);
     } else {
       std::printf("final: rmse=%.5f seconds=%.3f truth=n/a epochs=%zu updates=%llu\n", last.test, seconds,
-                  last.epoch, updates);
+                  last.epoch, visited);
     }
+  } catch (const trainer::agreed_error& e) {  // the same on every rank: the leader says it
+    if (!launch || launch->leader())
+      std::fprintf(stderr, "dml-smp-mf: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
+    return e.usage() ? 2 : 1;
   } catch (const usage_error& e) {
     std::fprintf(stderr, "dml-smp-mf: %s (see --help)\n", e.what());
     return 2;

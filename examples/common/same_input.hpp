@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: BSL-1.0
+// Shared by the trainers whose MPI processes each read (or generate) the
+// whole input: a collective check that every rank got the same input, which
+// also turns a failure on any rank into the same error on every rank. One
+// process then reports it (the leader) and no rank waits in a collective
+// for a rank that gave up. Nothing here is dml API.
+#pragma once
+
+#include "cli.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace trainer {
+
+/// Thrown alike on every rank by agree_on_input(): main prints it on the
+/// leader only and exits with 2 for a bad command line (`usage()`), else 1.
+class agreed_error : public std::runtime_error {
+ public:
+  agreed_error(const std::string& what, bool usage) : std::runtime_error(what), usage_(usage) {}
+  [[nodiscard]] bool usage() const noexcept { return usage_; }
+
+ private:
+  bool usage_;
+};
+
+/// A 64-bit FNV-1a hash of an input, built value by value.
+class fingerprint {
+ public:
+  template <class T>
+  requires std::is_trivially_copyable_v<T> &&(!std::is_pointer_v<T>)void add(const T& value) {
+    unsigned char bytes[sizeof(T)];
+    std::memcpy(bytes, &value, sizeof(T));
+    for (unsigned char b : bytes) hash_ = (hash_ ^ b) * 0x100000001b3ULL;
+  }
+  [[nodiscard]] std::uint64_t value() const noexcept { return hash_; }
+
+ private:
+  std::uint64_t hash_ = 0xcbf29ce484222325ULL;
+};
+
+namespace detail {
+enum class outcome : unsigned char { ok = 0, usage = 1, failed = 2 };
+}  // namespace detail
+
+/// Collective over the live members of `comm`. Each rank passes what
+/// loading its input gave: `failure` (null when it succeeded), else the
+/// input's `hash` and a `summary` naming it for people ("300 users x 300
+/// items, ..."). Returns when every rank succeeded with the same hash;
+/// otherwise throws the same agreed_error on every rank: the lowest
+/// failing rank's error (usage() when it was a cli::usage_error), or, when
+/// all succeeded, "<what> differs between ranks: ..." with the summaries
+/// of the first rank that differs from rank 0 and of rank 0.
+template <class Comm>
+void agree_on_input(Comm& comm, const std::exception_ptr& failure, std::uint64_t hash,
+                    const std::string& summary, const std::string& what) {
+  detail::outcome mine = detail::outcome::ok;
+  std::string text = summary;
+  if (failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const cli::usage_error& e) {
+      mine = detail::outcome::usage;
+      text = e.what();
+    } catch (const std::exception& e) {
+      mine = detail::outcome::failed;
+      text = e.what();
+    }
+  }
+  constexpr std::size_t head = 1 + sizeof(std::uint64_t);
+  std::vector<std::byte> record(head + text.size());
+  record[0] = static_cast<std::byte>(mine);
+  std::memcpy(record.data() + 1, &hash, sizeof hash);
+  std::memcpy(record.data() + head, text.data(), text.size());
+  const auto records = comm.exchange(record);
+  const auto& live = comm.view().live;
+  struct entry {
+    detail::outcome result;
+    std::uint64_t hash;
+    std::string text;
+  };
+  std::vector<entry> all;
+  for (const auto& r : records) {
+    if (r.size() < head || static_cast<unsigned char>(r[0]) > 2)
+      throw agreed_error("a rank sent a malformed input record (" + std::to_string(r.size()) + " bytes)",
+                         false);
+    entry e{static_cast<detail::outcome>(r[0]), 0,
+            std::string(reinterpret_cast<const char*>(r.data()) + head, r.size() - head)};
+    std::memcpy(&e.hash, r.data() + 1, sizeof e.hash);
+    all.push_back(std::move(e));
+  }
+  auto name = [&](std::size_t i) {
+    return "rank " + std::to_string(i < live.size() ? live[i] : i) + " of " + std::to_string(all.size());
+  };
+  std::size_t failed = 0;
+  for (const auto& e : all) failed += e.result != detail::outcome::ok ? 1 : 0;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (all[i].result == detail::outcome::ok) continue;
+    bool same = failed == all.size();  // every rank failed alike: the message alone
+    for (const auto& e : all) same = same && e.text == all[i].text;
+    throw agreed_error(same ? all[i].text : name(i) + ": " + all[i].text,
+                       all[i].result == detail::outcome::usage);
+  }
+  auto described = [&](std::size_t i) {
+    char hex[24];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(all[i].hash));
+    return name(i) + " has " + all[i].text + " (fingerprint " + hex + ")";
+  };
+  for (std::size_t i = 1; i < all.size(); ++i)
+    if (all[i].hash != all[0].hash)
+      throw agreed_error(what + " differs between ranks: " + described(i) + ", " + described(0) +
+                             "; every process must read the same input",
+                         false);
+}
+
+}  // namespace trainer

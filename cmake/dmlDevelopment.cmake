@@ -43,18 +43,6 @@ function(dml_test_unity target)
   endif()
 endfunction()
 
-# dml_test_compute_heavy(<sources...>): test sources whose tests compute for
-# seconds (searches, solvers run to convergence). Sanitizer runs compile the
-# tests at -O0 (scripts/test.sh); these stay at -O1 there, without the
-# precompiled header (built at -O0, which clang refuses to mix), because at
-# -O0 under ASan their tests ran 4-8x longer (the circulant search 43 s
-# instead of 5.6 s) than the extra compile time costs.
-function(dml_test_compute_heavy)
-  if(DML_SANITIZE AND DML_TEST_OPTIMIZATION STREQUAL "-O0")
-    set_source_files_properties(${ARGN} PROPERTIES COMPILE_OPTIONS -O1 SKIP_PRECOMPILE_HEADERS ON)
-  endif()
-endfunction()
-
 # dml_add_catch_test(<name> SOURCES <files...> [LIBRARIES <targets...>])
 # One executable per test area; each Catch2 test case becomes a ctest test
 # named "<name>: <case>".

@@ -165,13 +165,18 @@ def exchange_section(results, plots):
     facts["rma_wins"] = (wins, total)
     facts["rma_vs_mpi"] = {p: (statistics.median(v), sum(x > 1 for x in v), len(v)) for p, v in speedups.items()}
     pmax = max(procs)
+    # The exchange targets at the largest process count and 1M floats, as
+    # (configuration, ratio to MPI_Allreduce, target): root_expander with
+    # notify_ack at most 0.7x, ring (either policy) at most 0.4x.
     goal = []
-    for topo in ("root_expander", "halton"):
-        for cons in POLICIES:
-            t, base = ms(pmax, 1 << 20, "mpi_rma", topo, cons), ms(pmax, 1 << 20, "allreduce")
-            if t and base:
-                goal.append((t / base, f"{topo} + {cons}"))
-    facts["goal"] = (pmax, sorted(goal))
+    base = ms(pmax, 1 << 20, "allreduce")
+    for topo, policies, target in (("root_expander", ("notify_ack",), 0.7), ("ring", POLICIES, 0.4)):
+        found = [(ms(pmax, 1 << 20, "mpi_rma", topo, cons), cons) for cons in policies]
+        found = [(t / base, cons) for t, cons in found if t and base]
+        if found:
+            r, cons = min(found)
+            goal.append((f"{topo} + {cons}", r, target))
+    facts["goal"] = (pmax, goal)
     gl = [ms(p, n, "gloo_ring") / gloo_base[(p, n)] for p in procs for n in sizes if ms(p, n, "gloo_ring") and gloo_base.get((p, n))]
     facts["gloo"] = statistics.median(gl) if gl else None
     return "\n".join(text), facts
@@ -327,8 +332,11 @@ def put_loop_section(results):
     body = [[r["processes"], floats_name(r["floats"]), f"{r['topology']} + {r['consistency']}", f"{float(r['dml_ms']):.4f}",
              f"{float(r['hand_ms']):.4f}", f"{float(r['ratio']):.2f}", human_bytes(r["bytes_per_member"])] for r in rows]
     ratios = [float(r["ratio"]) for r in rows]
+    # The target cells: 64K and 1M floats at 2 and 4 processes.
+    target = [float(r["ratio"]) for r in rows if r["processes"] in ("2", "4") and r["floats"] in ("65536", "1048576")]
     return (table(["processes", "floats", "configuration", "dml ms", "hand-written ms", "dml / hand", "sent per member"], body,
-                  ["---:", "---:", "---", "---:", "---:", "---:", "---:"]), statistics.median(ratios))
+                  ["---:", "---:", "---", "---:", "---:", "---:", "---:"]),
+            (statistics.median(ratios), statistics.median(target) if target else None))
 
 
 def compile_section(results):
@@ -380,12 +388,10 @@ def main():
         summary.append(f"- **Exchange vs MPI_Allreduce**: `mpi_rma` was faster in {w} of {t} cells "
                        "(every size, process count, topology and policy).")
         p, goal = exf["goal"]
-        if goal:
-            best = goal[0]
-            verdict = "meets" if best[0] <= 0.5 else "misses"
-            summary.append(f"- **The goal** (root_expander or halton at {p} processes and 1M floats in at most half "
-                           f"MPI_Allreduce's time): best {best[1]} at {best[0]:.2f}x, so it {verdict} the goal "
-                           f"(all four: {', '.join(f'{n} {r:.2f}x' for r, n in goal)}).")
+        for name, r, target in goal:
+            verdict = "meets" if r <= target else "misses"
+            summary.append(f"- **Exchange target** ({name} at {p} processes and 1M floats in at most {target}x "
+                           f"MPI_Allreduce's time): {r:.3f}x, so it {verdict} the target.")
         for p, (med, wins, n) in sorted(exf["rma_vs_mpi"].items()):
             summary.append(f"- **One-sided vs two-sided**, {p} processes: `mpi_rma` faster in {wins} of {n} like-for-like "
                            f"cells, median speed-up {med:.1f}x.")
@@ -401,8 +407,13 @@ def main():
             summary.append(f"- **Time to accuracy, {model}, {r} ranks**: dml {s(dml_t)}, MPI_Allreduce SGD {s(ar_t)}, "
                            f"PyTorch DDP {ddp_s}.")
     if put_median is not None:
-        summary.append(f"- **Abstraction overhead**: dml's step took a median {put_median:.2f}x the hand-written "
-                       "MPI one-sided loop's.")
+        everywhere, cells = put_median
+        line = f"- **Abstraction overhead**: dml's step took a median {everywhere:.2f}x the hand-written MPI one-sided loop's"
+        if cells is not None:
+            verdict = "meets" if cells <= 1.05 else "misses"
+            line += (f"; {cells:.2f}x at 64K and 1M floats on 2 and 4 processes, where the target is at most 1.05x, "
+                     f"so it {verdict} it")
+        summary.append(line + ".")
     if comp_ratio is not None:
         summary.append(f"- **Build cost**: a translation unit with dml and one `mpi_rma` vector compiles in "
                        f"{comp_ratio:.1f}x the time of one with Boost.MPI alone.")

@@ -48,7 +48,6 @@
 #include <string>
 #include <type_traits>
 #include <typeinfo>
-#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -524,7 +523,10 @@ class table {
   // ---- contributions: this member's updates of ended clocks (to rebuild from) ----
   [[nodiscard]] static constexpr bool contributions_kept() noexcept { return recoverable; }
 
-  void add_contribution(const detail::row_batch<T>& b);
+  // Adds a committed batch for owner o to the contributions.
+  void add_contribution(const detail::row_batch<T>& b, member_id o);
+  // The position of row's contribution, made (zero) on first use.
+  std::uint32_t contribution_slot(std::uint64_t row);
 
   // ---- membership ----------------------------------------------------------------
   void check_view() {
@@ -698,6 +700,7 @@ class table {
     phase_anchor_ = o.phase_anchor_;
     contrib_index_ = std::move(o.contrib_index_);
     contrib_values_ = std::move(o.contrib_values_);
+    contrib_static_ = std::move(o.contrib_static_);
     stats_ = o.stats_;
     subscription_ = std::move(o.subscription_);
     subscription_.set_owner(this);
@@ -754,8 +757,16 @@ class table {
   std::uint64_t recording_start_ = 0;                              // clock_ at begin_recording()
   std::uint64_t phase_anchor_ = 0;                                 // a clock (mod the period) that is phase 0
   // Contributions.
-  std::unordered_map<std::uint64_t, std::uint32_t> contrib_index_;
+  detail::flat_index contrib_index_;
   std::vector<T> contrib_values_;
+  // Per owner: the contribution positions of its batches' static rows,
+  // looked up once per layout instead of once per row and clock (a
+  // position never changes: contributions are never erased).
+  struct static_positions {
+    std::shared_ptr<const std::vector<std::uint64_t>> ids;
+    std::vector<std::uint32_t> at;
+  };
+  std::vector<static_positions> contrib_static_;
   table_stats stats_;
   fault::subscription subscription_;
 };

@@ -12,13 +12,13 @@
 #pragma once
 
 #include <dml/fwd.hpp>
+#include <dml/table/detail/flat_index.hpp>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -31,9 +31,9 @@ template <class T>
 struct row_batch {
   std::shared_ptr<const std::vector<std::uint64_t>> static_ids;  // rows [0, static_count)
   std::size_t static_count = 0;
-  std::vector<std::uint64_t> extra_ids;                    // rows [static_count, count)
-  std::unordered_map<std::uint64_t, std::uint32_t> extra;  // row -> position
-  std::vector<T> values;                                   // count * stride
+  std::vector<std::uint64_t> extra_ids;  // rows [static_count, count)
+  flat_index extra;                      // row -> position
+  std::vector<T> values;                 // count * stride
   std::size_t stride = 0;
   bool touched = false;
 
@@ -57,19 +57,19 @@ struct row_batch {
   T* at(std::uint64_t row, std::uint32_t slot) {
     touched = true;
     if (slot != no_slot && slot < static_count) return values.data() + std::size_t{slot} * stride;
-    const auto [it, fresh] = extra.try_emplace(row, static_cast<std::uint32_t>(count()));
+    const auto [at, fresh] = extra.try_emplace(row, static_cast<std::uint32_t>(count()));
     if (fresh) {
       extra_ids.push_back(row);
       values.resize(values.size() + stride, T{});
     }
-    return values.data() + std::size_t{it->second} * stride;
+    return values.data() + std::size_t{at} * stride;
   }
 
   /// The values of `row`, or nullptr when the batch has none.
   [[nodiscard]] const T* find(std::uint64_t row, std::uint32_t slot) const {
     if (slot != no_slot && slot < static_count) return values.data() + std::size_t{slot} * stride;
-    const auto it = extra.find(row);
-    return it == extra.end() ? nullptr : values.data() + std::size_t{it->second} * stride;
+    const auto* at = extra.find(row);
+    return at ? values.data() + std::size_t{*at} * stride : nullptr;
   }
 };
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <dml/fwd.hpp>
+#include <dml/table/detail/flat_index.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -15,7 +16,6 @@
 #include <list>
 #include <memory>
 #include <span>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -57,12 +57,12 @@ class row_cache {
   }
 
   [[nodiscard]] entry* find(std::uint64_t row) {
-    const auto it = index_.find(row);
-    return it == index_.end() ? nullptr : &entries_[it->second];
+    const auto* at = index_.find(row);
+    return at ? &entries_[*at] : nullptr;
   }
   [[nodiscard]] const entry* find(std::uint64_t row) const {
-    const auto it = index_.find(row);
-    return it == index_.end() ? nullptr : &entries_[it->second];
+    const auto* at = index_.find(row);
+    return at ? &entries_[*at] : nullptr;
   }
   /// Marks e used now (for LRU).
   void touch(entry& e) {
@@ -92,7 +92,7 @@ class row_cache {
     e = entry{};
     e.row = row;
     if (!allowed_) e.lru = lru_.insert(lru_.end(), i);
-    index_.emplace(row, i);
+    (void)index_.try_emplace(row, i);
     return &e;
   }
   [[nodiscard]] std::span<T> values(const entry& e) {
@@ -103,7 +103,7 @@ class row_cache {
 
  private:
   std::size_t stride_ = 0, capacity_ = 0;
-  std::unordered_map<std::uint64_t, std::uint32_t> index_;
+  flat_index index_;
   std::vector<entry> entries_;
   std::vector<T> values_;
   std::vector<std::uint32_t> free_;

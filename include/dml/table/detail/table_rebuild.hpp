@@ -167,9 +167,7 @@ void table<T, Transport, Consistency>::stream_contributions() {
   const member_id me = comm_->rank();
   std::vector<detail::row_batch<T>> out(comm_->size());
   for (auto& b : out) b.reset(nullptr, stride_);
-  for (const auto& entry : contrib_index_) {
-    const std::uint64_t row = entry.first;  // not a structured binding: clang < 16 cannot capture one
-    const std::uint32_t at = entry.second;
+  contrib_index_.for_each([&](std::uint64_t row, std::uint32_t at) {
     const T* src = contrib_values_.data() + std::size_t{at} * stride_;
     const member_id o = layout_.owner(static_cast<std::size_t>(row));
     if (o == me) {
@@ -179,7 +177,7 @@ void table<T, Transport, Consistency>::stream_contributions() {
       T* dst = out[o].at(row, detail::no_slot);
       std::copy(src, src + stride_, dst);
     }
-  }
+  });
   queue_values(out);
 }
 
@@ -368,16 +366,31 @@ void table<T, Transport, Consistency>::choose_statics() {
 }
 
 template <class T, class Transport, class Consistency>
-void table<T, Transport, Consistency>::add_contribution(const detail::row_batch<T>& b) {
-  for (std::size_t i = 0; i < b.count(); ++i) {
-    const std::uint64_t row = b.id(i);
-    const auto [it, fresh] =
-        contrib_index_.try_emplace(row, static_cast<std::uint32_t>(contrib_index_.size()));
-    if (fresh) contrib_values_.resize(contrib_values_.size() + stride_, T{});
-    T* dst = contrib_values_.data() + std::size_t{it->second} * stride_;
+std::uint32_t table<T, Transport, Consistency>::contribution_slot(std::uint64_t row) {
+  const auto [at, fresh] = contrib_index_.try_emplace(row, static_cast<std::uint32_t>(contrib_index_.size()));
+  if (fresh) contrib_values_.resize(contrib_values_.size() + stride_, T{});
+  return at;
+}
+
+template <class T, class Transport, class Consistency>
+void table<T, Transport, Consistency>::add_contribution(const detail::row_batch<T>& b, member_id o) {
+  auto add = [&](std::uint32_t at, std::size_t i) {
+    T* dst = contrib_values_.data() + std::size_t{at} * stride_;
     const T* src = b.values.data() + i * stride_;
     for (std::size_t e = 0; e < len_; ++e) dst[e] += src[e];
+  };
+  std::size_t i = 0;
+  if (b.static_count != 0) {
+    if (contrib_static_.size() <= o) contrib_static_.resize(o + 1);
+    auto& known = contrib_static_[o];
+    if (known.ids != b.static_ids) {  // a new layout: look its rows up once
+      known.ids = b.static_ids;
+      known.at.resize(b.static_count);
+      for (std::size_t k = 0; k < b.static_count; ++k) known.at[k] = contribution_slot((*b.static_ids)[k]);
+    }
+    for (; i < b.static_count; ++i) add(known.at[i], i);
   }
+  for (; i < b.count(); ++i) add(contribution_slot(b.id(i)), i);
 }
 
 DML_END_NAMESPACE

@@ -23,7 +23,7 @@ void table<T, Transport, Consistency>::commit() {
   const member_id me = comm_->rank();
   for (member_id o : comm_->view().live) {
     auto& b = builders_[o];
-    if (b.touched && contributions_kept()) add_contribution(b);
+    if (b.touched && contributions_kept()) add_contribution(b, o);
     if (o == me) {
       if (b.touched)
         apply_rows(

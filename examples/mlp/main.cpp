@@ -153,21 +153,15 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
     };
 
     report(0, clock::now());
-    std::vector<std::size_t> batch;
-    std::vector<int> yb;
+    minibatch mb;
     for (std::size_t epoch = 1; epoch <= s.epochs; ++epoch) {
       const auto start = clock::now();
       mine.next(comm, order, s, epoch);
       const std::size_t per_step = mine.per_step();  // the minibatch: larger after a failure
-      batch.resize(per_step);
-      yb.resize(per_step);
       const float lr = s.lr / std::sqrt(static_cast<float>(epoch));
       for (std::size_t k = 0; k < steps; ++k) {
-        std::copy_n(mine.samples().begin() + static_cast<std::ptrdiff_t>(k * per_step), per_step,
-                    batch.begin());
-        for (std::size_t i = 0; i < batch.size(); ++i) yb[i] = train.y[batch[i]];
-        const trainer::matrix xb = train.x(batch, Eigen::all);
-        gradient(model, xb, yb, grad);
+        mb.take(mine.samples(), k, per_step, train);
+        gradient(model, mb.x, mb.y, grad);
         // [4] Exchange gradients and step.
         auto step_with = [&](std::size_t l) { sgd(model[l].p, grad_in(l), velocity[l], lr, momentum); };
         if (how == exchange::overlapped) {

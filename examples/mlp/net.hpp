@@ -84,6 +84,22 @@ void sgd(std::span<float> p, std::span<const float> g, std::span<float> v, float
   }
 }
 
+// Step k of an epoch whose samples are taken per_step at a time: the
+// sample ids, their labels and their rows of the data.
+struct minibatch {
+  std::vector<std::size_t> ids;
+  std::vector<int> y;
+  trainer::matrix x;
+
+  void take(std::span<const std::size_t> samples, std::size_t k, std::size_t per_step, const dataset& data) {
+    const auto first = samples.subspan(k * per_step, per_step);
+    ids.assign(first.begin(), first.end());
+    y.resize(per_step);
+    for (std::size_t i = 0; i < per_step; ++i) y[i] = data.y[ids[i]];
+    x = data.x(ids, Eigen::all);
+  }
+};
+
 // Gradients of the mean loss over the batch, one buffer per layer, back to
 // front: ready(l) runs as soon as layer l's gradient is in g[l] (the top
 // layer's first), so that a caller can send it while the layers below are

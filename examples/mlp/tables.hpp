@@ -158,22 +158,16 @@ inline trainer::row train_tables(trainer::launcher& launch, const dml::consisten
 
     report(0, clock::now());
     const std::size_t steps = n / ranks / s.cb_size;
-    std::vector<std::size_t> batch;
-    std::vector<int> yb;
+    minibatch mb;
     for (std::size_t epoch = 1; epoch <= s.epochs; ++epoch) {
       const auto start = clock::now();
       mine.next(comm, order, s, epoch);
       const std::size_t per_step = mine.per_step();
-      batch.resize(per_step);
-      yb.resize(per_step);
       const float lr = s.lr / std::sqrt(static_cast<float>(epoch));
       for (std::size_t k = 0; k < steps; ++k) {
-        std::copy_n(mine.samples().begin() + static_cast<std::ptrdiff_t>(k * per_step), per_step,
-                    batch.begin());
-        for (std::size_t i = 0; i < batch.size(); ++i) yb[i] = train.y[batch[i]];
-        const trainer::matrix xb = train.x(batch, Eigen::all);
+        mb.take(mine.samples(), k, per_step, train);
         load();  // waits as the policy requires
-        gradient(model, xb, yb, grad, [&](std::size_t l) {
+        gradient(model, mb.x, mb.y, grad, [&](std::size_t l) {
           if (!per_layer) return;
           update(l, lr);  // GeePS: the layer's update leaves now ...
           tables[table_of[l]].clock();

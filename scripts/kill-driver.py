@@ -86,6 +86,9 @@ def parse_args():
     p.add_argument("--within", type=float, default=None, metavar="SECONDS",
                    help="kill in the first SECONDS of the run instead of anywhere in it "
                    "(to stress start-up)")
+    p.add_argument("--within-share", type=float, default=None, metavar="F",
+                   help="kill in the first F (0 < F <= 1) of the undisturbed run's time: a window "
+                   "that scales with the machine's speed")
     p.add_argument("--last", type=float, default=None, metavar="SECONDS",
                    help="kill in the last SECONDS of the run instead of anywhere in it "
                    "(to stress the last report, the final line and shut-down)")
@@ -103,8 +106,10 @@ def parse_args():
         a.args = a.args[1:]
     if a.ranks < 2 or a.runs < 1:
         p.error("--ranks must be at least 2 and --runs at least 1")
-    if a.within is not None and a.last is not None:
-        p.error("--within and --last exclude each other")
+    if sum(x is not None for x in (a.within, a.within_share, a.last)) > 1:
+        p.error("--within, --within-share and --last exclude each other")
+    if a.within_share is not None and not 0 < a.within_share <= 1:
+        p.error("--within-share must be in (0, 1]")
     if a.kill_at_line is not None:
         if a.mode != "mpi":
             p.error("--kill-at-line needs --mode mpi (in-process kills come at their next transport operation)")
@@ -338,6 +343,8 @@ def main():
             victim = a.victim
         if a.last is not None:
             at = rng.uniform(max(0.0, total - a.last), total)
+        elif a.within_share is not None:
+            at = rng.uniform(0, a.within_share * total)
         else:
             at = rng.uniform(0, min(total, a.within) if a.within else total)
         run = Run(a, victim, at).go(limit)

@@ -631,6 +631,14 @@ class progress {
     }
     last_ = r;
   }
+  /// A report within an epoch (dml-mlp --evaluate-every): printed, not
+  /// written to the CSV (whose rows are whole epochs), and not the last row.
+  /// `samples`: training samples every member together has used so far.
+  void add_step(const row& r, std::size_t step, std::size_t samples) {
+    std::printf("step %7zu  epoch %3zu  %8.3f s  loss %.5f  %s %.4f  %zu samples\n", step, r.epoch, r.seconds,
+                r.loss, quality_, r.quality, samples);
+    std::fflush(stdout);
+  }
   [[nodiscard]] const row& last() const noexcept { return last_; }
 
  private:

@@ -60,7 +60,8 @@ enum class exchange { layers, fused, overlapped };
 template <class Consistency>
 trainer::row train(trainer::launcher& launch, const dml::topology::any& topology,
                    const Consistency& consistency, const settings& s, std::size_t average_every, exchange how,
-                   float momentum, const dataset& train, const dataset& test, trainer::progress& out) {
+                   float momentum, std::size_t evaluate_every, const dataset& train, const dataset& test,
+                   trainer::progress& out) {
   const std::size_t n = static_cast<std::size_t>(train.x.rows());
   const std::vector<std::size_t> order = dml::data::permutation(n, s.seed);
   trainer::row last;
@@ -128,7 +129,10 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
                           all[static_cast<Eigen::Index>(total)] * static_cast<double>(ranks),
                           all[static_cast<Eigen::Index>(total + 1)]};
     };
-    auto report = [&](std::size_t epoch, clock::time_point start) {  // [5]
+    // `at_step` != 0: a report within the epoch (--evaluate-every), after
+    // that many steps in all. Training seconds exclude the reports.
+    auto mark = clock::now();
+    auto report = [&](std::size_t epoch, std::size_t at_step = 0) {  // [5]
       auto all = mean.eigen();
       std::size_t at = 0;
       for (auto& l : model)
@@ -143,19 +147,23 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
       all[static_cast<Eigen::Index>(total + 1)] = full;
       mean.scatter();
       mean.gather();
-      seconds += std::chrono::duration<double>(clock::now() - start).count();
+      seconds += std::chrono::duration<double>(clock::now() - mark).count();
       if (dml::io::leader(comm)) {  // member 0, or the lowest survivor once it failed
         trainer::print_view_changes(comm, changes_printed);
-        last = evaluate_row(epoch);
-        out.add(last);
+        if (at_step == 0) {
+          last = evaluate_row(epoch);
+          out.add(last);
+        } else {
+          out.add_step(evaluate_row(epoch), at_step, at_step * s.cb_size * ranks);
+        }
       }
       mean.barrier();
+      mark = clock::now();
     };
 
-    report(0, clock::now());
+    report(0);
     minibatch mb;
     for (std::size_t epoch = 1; epoch <= s.epochs; ++epoch) {
-      const auto start = clock::now();
       mine.next(comm, order, s, epoch);
       const std::size_t per_step = mine.per_step();  // the minibatch: larger after a failure
       const float lr = s.lr / std::sqrt(static_cast<float>(epoch));
@@ -209,13 +217,14 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
           for (std::size_t l = 0; l < 2; ++l)
             std::copy(param_buf(l).begin(), param_buf(l).end(), model[l].p.begin());
         }
+        if (evaluate_every != 0 && step % evaluate_every == 0 && k + 1 != steps) report(epoch, step);
       }
       if (in_flight) {  // the epoch's last gradient before the report
         grad_group[0].gather();
         for (std::size_t l = 0; l < 2; ++l) sgd(model[l].p, grad_in(l), velocity[l], lr, momentum);
         in_flight = false;
       }
-      report(epoch, start);
+      report(epoch);
     }
     trainer::report_final(launch, comm, s, last, "accuracy", [&] {
       trainer::print_view_changes(comm, changes_printed);
@@ -339,8 +348,9 @@ int main(int argc, char** argv) {
   s.cb_size = 32;
   s.lr = 0.1f;
   std::size_t average_every = 8;
-  float momentum = 0;  // --momentum: 0 is plain SGD
-  bool tune = false;   // --tune: online tuning (docs/tuning.md)
+  float momentum = 0;              // --momentum: 0 is plain SGD
+  bool tune = false;               // --tune: online tuning (docs/tuning.md)
+  std::size_t evaluate_every = 0;  // --evaluate-every: steps between reports within an epoch
   exchange how = exchange::fused;
   std::string how_name = "fused", params_name = "vectors";
   const auto app = trainer::command_line("dml-mlp", description, s);
@@ -364,6 +374,12 @@ int main(int argc, char** argv) {
                   "heavy-ball momentum in [0, 1), default 0 (plain\nSGD); each rank keeps its own velocity")
       ->option_text("M")
       ->check(cli::number_where<float>([](float m) { return m >= 0 && m < 1; }, "needs a number in [0, 1)"));
+  app->add_option(
+         "--evaluate-every", evaluate_every,
+         "also evaluate the model after every N minibatch steps\n(a 'step' line: steps, test accuracy, "
+         "training\nsamples used by all ranks so far); default: after\neach epoch only")
+      ->option_text("N")
+      ->check(cli::whole_number());
   app->add_flag("--tune", tune,
                 "tune lr, momentum, cb-size and staleness online,\nstarting from the given ones; models are "
                 "averaged\nafter every step (docs/tuning.md)");
@@ -373,6 +389,8 @@ int main(int argc, char** argv) {
           throw trainer::usage_error(
               "--tune averages models after every step: not with --average-every or --exchange");
         if (tune && !s.kill_after.empty()) throw trainer::usage_error("--tune goes without --kill-after");
+        if (tune && evaluate_every != 0)
+          throw trainer::usage_error("--tune reports once, at the end: not with --evaluate-every");
         if (tune && s.consistency == "adaptive")
           throw trainer::usage_error("--tune chooses the staleness itself: not with --consistency adaptive");
         if (params_name != "vectors") {
@@ -429,11 +447,11 @@ int main(int argc, char** argv) {
     const trainer::row r =
         where != param_store::vectors
             ? train_tables(launch, trainer::chosen_consistency(s), s, where == param_store::tables, momentum,
-                           train_set, test_set, out)
+                           evaluate_every, train_set, test_set, out)
         : tune ? train_tuned(launch, s, momentum, train_set, test_set, out)
                : trainer::with_policies(s, [&](auto topology, auto consistency) {
-                   return train(launch, topology, consistency, s, average_every, how, momentum, train_set,
-                                test_set, out);
+                   return train(launch, topology, consistency, s, average_every, how, momentum,
+                                evaluate_every, train_set, test_set, out);
                  });
     trainer::finish(launch, s, r, "accuracy");
   } catch (const trainer::usage_error& e) {

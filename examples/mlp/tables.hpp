@@ -61,9 +61,12 @@ inline std::size_t rows_for(std::size_t size) { return (size + row_floats - 1) /
 
 /// Trains as the comment at the top says; `per_layer`: --params tables.
 /// `consistency` holds bsp, ssp (with its slack) or asp.
+/// `evaluate_every` (--evaluate-every): also report after every that many
+/// minibatch steps (0: only after each epoch).
 inline trainer::row train_tables(trainer::launcher& launch, const dml::consistency::any& consistency,
                                  const trainer::settings& s, bool per_layer, float momentum,
-                                 const dataset& train, const dataset& test, trainer::progress& out) {
+                                 std::size_t evaluate_every, const dataset& train, const dataset& test,
+                                 trainer::progress& out) {
   const std::size_t n = static_cast<std::size_t>(train.x.rows());
   const std::vector<std::size_t> order = dml::data::permutation(n, s.seed);
   trainer::row last;
@@ -132,7 +135,10 @@ inline trainer::row train_tables(trainer::launcher& launch, const dml::consisten
                    accuracy = evaluate(model, test, test.x.rows()).second;
       return trainer::row{epoch, seconds, loss, accuracy, totals.empty() ? 0 : totals[0], 1};
     };
-    auto report = [&](std::size_t epoch, clock::time_point start) {
+    // `step` != 0: a report within the epoch (--evaluate-every), after
+    // that many steps in all. Training seconds exclude the reports.
+    auto mark = clock::now();
+    auto report = [&](std::size_t epoch, std::size_t step = 0) {
       for (auto& t : tables) t.sync();
       load();
       double own[6] = {};  // this member's counters, over its tables
@@ -147,20 +153,25 @@ inline trainer::row train_tables(trainer::launcher& launch, const dml::consisten
       }
       const bool me = dml::io::leader(comm);
       stats.average({}, own, nullptr, me ? &totals : nullptr);
-      seconds += std::chrono::duration<double>(clock::now() - start).count();
+      seconds += std::chrono::duration<double>(clock::now() - mark).count();
       if (me) {
         for (double& x : totals) x *= static_cast<double>(ranks);  // sums over the members
-        last = evaluate_row(epoch);
-        out.add(last);
+        if (step == 0) {
+          last = evaluate_row(epoch);
+          out.add(last);
+        } else {
+          out.add_step(evaluate_row(epoch), step, step * s.cb_size * ranks);
+        }
       }
       stats.barrier();
+      mark = clock::now();
     };
 
-    report(0, clock::now());
+    report(0);
     const std::size_t steps = n / ranks / s.cb_size;
+    std::size_t step = 0;  // minibatch steps so far, over the epochs
     minibatch mb;
     for (std::size_t epoch = 1; epoch <= s.epochs; ++epoch) {
-      const auto start = clock::now();
       mine.next(comm, order, s, epoch);
       const std::size_t per_step = mine.per_step();
       const float lr = s.lr / std::sqrt(static_cast<float>(epoch));
@@ -176,8 +187,10 @@ inline trainer::row train_tables(trainer::launcher& launch, const dml::consisten
           for (std::size_t l = 2; l-- > 0;) update(l, lr);
           tables[0].clock();
         }
+        ++step;
+        if (evaluate_every != 0 && step % evaluate_every == 0 && k + 1 != steps) report(epoch, step);
       }
-      report(epoch, start);
+      report(epoch);
     }
     // Summed over the members and tables: what the benchmark reads
     // (bench/mlp_tables.sh). Waiting covers reads held back by the slack

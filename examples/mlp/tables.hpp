@@ -95,10 +95,18 @@ inline trainer::row train_tables(trainer::launcher& launch, const dml::consisten
       std::iota(all_rows.back().begin(), all_rows.back().end(), std::size_t{0});
     }
     // The model: the initial one plus every row's sum of updates, as this
-    // member may see it now (read_rows: one fetch per owner).
+    // member may see it now (read_rows: one fetch per owner). `behind` adds
+    // up how many clocks each row read lags behind what bsp would give
+    // (clock - 1 - age(row): 0 under bsp, at most the slack under ssp), over
+    // `rows_read` rows: how stale the reads really were.
+    double behind = 0, rows_read = 0;
     auto load = [&] {
       for (std::size_t t = 0; t < tables.size(); ++t) {
         const std::span<const float> held = tables[t].read_rows(all_rows[t]);
+        const auto newest = static_cast<std::int64_t>(tables[t].current_clock()) - 1;
+        for (std::size_t r : all_rows[t])
+          behind += static_cast<double>(std::max<std::int64_t>(newest - tables[t].age(r), 0));
+        rows_read += static_cast<double>(all_rows[t].size());
         for (std::size_t l = 0; l < 2; ++l) {
           if (table_of[l] != t) continue;
           const float* from = held.data() + first[l] * row_floats;
@@ -127,7 +135,7 @@ inline trainer::row train_tables(trainer::launcher& launch, const dml::consisten
     // holds every update) and loads the model; the statistics go through a
     // bsp vector, whose barrier also keeps members from updating before
     // every member has read.
-    trainer::model_mean stats(comm, 0, 6);
+    trainer::model_mean stats(comm, 0, 8);
     std::vector<double> totals;
     double seconds = 0;
     auto evaluate_row = [&](std::size_t epoch) {
@@ -141,7 +149,7 @@ inline trainer::row train_tables(trainer::launcher& launch, const dml::consisten
     auto report = [&](std::size_t epoch, std::size_t step = 0) {
       for (auto& t : tables) t.sync();
       load();
-      double own[6] = {};  // this member's counters, over its tables
+      double own[8] = {};  // this member's counters, over its tables
       for (auto& t : tables) {
         const auto& st = t.stats();
         own[0] += static_cast<double>(st.bytes_sent);
@@ -151,6 +159,8 @@ inline trainer::row train_tables(trainer::launcher& launch, const dml::consisten
         own[4] += st.wait_seconds;
         own[5] += static_cast<double>(st.clocks);
       }
+      own[6] = behind;
+      own[7] = rows_read;
       const bool me = dml::io::leader(comm);
       stats.average({}, own, nullptr, me ? &totals : nullptr);
       seconds += std::chrono::duration<double>(clock::now() - mark).count();
@@ -192,14 +202,16 @@ inline trainer::row train_tables(trainer::launcher& launch, const dml::consisten
       }
       report(epoch);
     }
-    // Summed over the members and tables: what the benchmark reads
-    // (bench/mlp_tables.sh). Waiting covers reads held back by the slack
-    // bound and the reports' sync().
+    // Summed over the members and tables: what the benchmarks read
+    // (bench/mlp_tables.sh, bench/mlp_slack.py). Waiting covers reads held
+    // back by the slack bound and the reports' sync(); "behind" is the mean
+    // over every row read of how many clocks it lagged behind a bsp read.
     if (dml::io::leader(comm)) {
       std::printf(
           "tables: %zu, %.0f clocks, %.0f fetches, %.0f reads waited (%.3f s), %.0f KiB sent, %.0f KiB "
-          "received\n",
-          tables.size(), totals[5], totals[2], totals[3], totals[4], totals[0] / 1024, totals[1] / 1024);
+          "received, rows read %.3f clocks behind\n",
+          tables.size(), totals[5], totals[2], totals[3], totals[4], totals[0] / 1024, totals[1] / 1024,
+          totals[7] > 0 ? totals[6] / totals[7] : 0.0);
       std::fflush(stdout);
     }
     trainer::report_final(launch, comm, s, last, "accuracy", [&] { return evaluate_row(s.epochs); });

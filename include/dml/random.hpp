@@ -28,6 +28,15 @@ class splitmix64 {
   }
   /// Uniform in [0, 1): the top 53 bits of the next number.
   constexpr double unit() noexcept { return static_cast<double>((*this)() >> 11) * 0x1.0p-53; }
+  /// Uniform in [0, n) without bias (numbers below 2^64 mod n are drawn
+  /// again); 0 when n is 0. The same on every platform, unlike
+  /// std::uniform_int_distribution.
+  constexpr result_type below(result_type n) noexcept {
+    if (n == 0) return 0;
+    const result_type skip = (0 - n) % n;  // 2^64 mod n
+    for (;;)
+      if (const result_type r = (*this)(); r >= skip) return r % n;
+  }
 
  private:
   std::uint64_t state_;

@@ -11,6 +11,7 @@
 #include <dml/detail/members.hpp>
 #include <dml/error.hpp>
 #include <dml/fwd.hpp>
+#include <dml/random.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -24,7 +25,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <random>
 #include <span>
 #include <string>
 #include <string_view>
@@ -430,7 +430,7 @@ class context {
     if (kill_due()) stop();
     auto d = slow_;
     if (const auto max = world_->opts.max_random_delay.count(); max > 0)
-      d += std::chrono::microseconds(std::uniform_int_distribution<long long>(0, max)(rng_));
+      d += std::chrono::microseconds(static_cast<long long>(rng_.below(static_cast<std::uint64_t>(max) + 1)));
     if (d.count() > 0) std::this_thread::sleep_for(d);
   }
 
@@ -555,7 +555,7 @@ class context {
   friend class segment;
   std::shared_ptr<detail::world> world_;
   member_id rank_;
-  std::mt19937_64 rng_;
+  splitmix64 rng_;
   std::chrono::microseconds slow_{0};
   std::chrono::steady_clock::duration wait_limit_{world_->opts.wait_limit};
   std::chrono::steady_clock::time_point kill_at_ = std::chrono::steady_clock::time_point::max();

@@ -16,9 +16,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdio>
 #include <optional>
 #include <span>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -268,10 +268,10 @@ class graph {
     return ids;
   }
 
-  static std::string number(double x) {
-    std::ostringstream s;
-    s << x;
-    return s.str();
+  static std::string number(double x) {  // as std::ostream prints it, without <sstream>
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", x);
+    return text;
   }
 
   static std::string edge_string(member_id from, member_id to) {

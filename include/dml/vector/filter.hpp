@@ -18,13 +18,13 @@
 #pragma once
 
 #include <dml/fwd.hpp>
+#include <dml/random.hpp>
 #include <dml/vector/delta.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <random>
 #include <span>
 #include <vector>
 
@@ -81,14 +81,13 @@ class random {
     pos_.resize(c.size());
     for (std::size_t p = 0; p < pos_.size(); ++p) pos_[p] = p;
     for (std::size_t j = 0; j < k; ++j) {  // the first k steps of a Fisher-Yates shuffle
-      std::uniform_int_distribution<std::size_t> pick(j, pos_.size() - 1);
-      std::swap(pos_[j], pos_[pick(rng_)]);
+      std::swap(pos_[j], pos_[j + static_cast<std::size_t>(rng_.below(pos_.size() - j))]);
     }
     chosen.insert(chosen.end(), pos_.begin(), pos_.begin() + static_cast<std::ptrdiff_t>(k));
   }
 
  private:
-  std::mt19937_64 rng_;
+  splitmix64 rng_;
   std::vector<std::size_t> pos_;
 };
 

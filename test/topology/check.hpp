@@ -42,6 +42,13 @@ inline std::vector<dml::member_id> ids(std::span<const dml::member_id> s) { retu
 // squares.
 inline const std::vector<std::size_t> sizes{1, 2, 3, 4, 7, 8, 16, 25, 64, 100, 256};
 
+// ceil(log2 n), the tests' own, by counting (the generators' degrees).
+inline std::size_t ceil_log2(std::size_t n) {
+  std::size_t e = 0;
+  while ((std::size_t{1} << e) < n) ++e;
+  return e;
+}
+
 // Graph of i -> i + o (mod n): the tests' own circulant, independent of the
 // library's.
 inline dml::topology::graph circulant_graph(std::size_t n, const std::vector<std::size_t>& offsets) {

@@ -16,6 +16,7 @@
 
 namespace topo = dml::topology;
 using Catch::Matchers::WithinAbs;
+using dml_test::ceil_log2;
 using dml_test::check_generator;
 using dml_test::config_error_message;
 using dml_test::contains;
@@ -24,12 +25,6 @@ using dml_test::ids;
 using offsets = std::vector<std::size_t>;
 
 namespace {
-
-std::size_t ceil_log2(std::size_t n) {
-  std::size_t e = 0;
-  while ((std::size_t{1} << e) < n) ++e;
-  return e;
-}
 
 // Sizes at which circulant{1, 3} is defined and connected: n > 2, 3 % n != 0.
 const std::vector<std::size_t> sizes_for_1_3{4, 7, 8, 16, 25, 64, 100, 256};

@@ -14,18 +14,13 @@
 #include <vector>
 
 namespace topo = dml::topology;
+using dml_test::ceil_log2;
 using dml_test::check_generator;
 using dml_test::degree_fn;
 using dml_test::ids;
 using dml_test::sizes;
 
 namespace {
-
-std::size_t ceil_log2(std::size_t n) {  // the test's own, by counting
-  std::size_t e = 0;
-  while ((std::size_t{1} << e) < n) ++e;
-  return e;
-}
 
 std::size_t floor_sqrt(std::size_t n) {
   auto r = static_cast<std::size_t>(std::sqrt(static_cast<double>(n)));

@@ -14,6 +14,7 @@
 
 namespace topo = dml::topology;
 using Catch::Matchers::WithinAbs;
+using dml_test::ceil_log2;
 using dml_test::check_generator;
 using dml_test::config_error_message;
 using dml_test::contains;
@@ -23,12 +24,6 @@ using between = topo::between_groups;
 using list = std::vector<dml::member_id>;
 
 namespace {
-
-std::size_t ceil_log2(std::size_t n) {
-  std::size_t e = 0;
-  while ((std::size_t{1} << e) < n) ++e;
-  return e;
-}
 
 // Members in member i's group, i included, for groups of s over n.
 std::size_t group_of_size(std::size_t i, std::size_t n, std::size_t s) {

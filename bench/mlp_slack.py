@@ -53,7 +53,7 @@ def parse_args():
                    help="also report when the mean of this many consecutive evaluations reaches the target")
     p.add_argument("--slacks", default="0,1,3", help="comma-separated; 0 is bsp, 'asp' no bound")
     p.add_argument("--limit", type=int, default=0, help="training samples (0: all 60000)")
-    p.add_argument("--quick", action="store_true", help="smoke run: 1000 samples, 1 epoch, 1 seed")
+    p.add_argument("--quick", action="store_true", help="smoke run: 1000 samples, 1 epoch, 1 seed, 2000 test samples")
     p.add_argument("--csv", help="write every evaluation to this file")
     p.add_argument("--plot", help="draw accuracy against samples into this PNG")
     a = p.parse_args()
@@ -82,6 +82,8 @@ def run(a, slack, seed):
            "--evaluate-every", str(a.every)] + policy
     if a.limit:
         cmd += ["--limit", str(a.limit)]
+    if a.quick:
+        cmd += ["--test-limit", "2000"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"mlp_slack.py: {' '.join(cmd)} exited {r.returncode}:\n{r.stdout[-2000:]}{r.stderr[-2000:]}")

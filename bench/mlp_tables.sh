@@ -20,7 +20,8 @@
 #   bench/mlp_tables.sh [--quick] [--no-mpi] [--repeats R] [--epochs E] [--limit N]
 #                       [--bin PATH | --build DIR]
 #
-# --quick (ctest's smoke run): 1000 samples, one epoch, one repeat, in-process only.
+# --quick (ctest's smoke run): 1000 samples, one epoch, one repeat, in-process
+# only, evaluated on 2000 test samples.
 set -eu
 quick=0 mpi=1 repeats=3 epochs=3 limit=20000 bin="" build=build
 while [ $# -gt 0 ]; do
@@ -38,8 +39,9 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$bin" ] || bin="$build/examples/mlp/dml-mlp"
 [ -x "$bin" ] || { echo "mlp_tables.sh: no $bin (cmake --build $build --target dml-mlp)" >&2; exit 2; }
+test_limit=""
 if [ "$quick" = 1 ]; then
-  repeats=1 epochs=1 limit=1000 mpi=0
+  repeats=1 epochs=1 limit=1000 mpi=0 test_limit="--test-limit 2000"
 fi
 if [ "$mpi" = 1 ] && ! command -v mpiexec >/dev/null 2>&1; then
   echo "mlp_tables.sh: no mpiexec, in-process ranks only" >&2
@@ -54,9 +56,9 @@ run() {  # where mode repeat: appends "where mode final-line tables-line" to $ou
   log="$out/$1.$2.$3.log"
   if [ "$1" = mpi_rma-2 ]; then
     mpiexec --oversubscribe $mpiexec_root -n 2 "$bin" --transport mpi_rma --params "$2" \
-      --limit "$limit" --epochs "$epochs" >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
+      --limit "$limit" $test_limit --epochs "$epochs" >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
   else
-    "$bin" --ranks "${1#inproc-}" --params "$2" --limit "$limit" --epochs "$epochs" >"$log" 2>&1 ||
+    "$bin" --ranks "${1#inproc-}" --params "$2" --limit "$limit" $test_limit --epochs "$epochs" >"$log" 2>&1 ||
       { cat "$log" >&2; exit 1; }
   fi
   printf '%s %s %s | %s\n' "$1" "$2" "$(grep '^final:' "$log" | tail -1)" \

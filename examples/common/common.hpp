@@ -51,6 +51,7 @@ namespace trainer {
 /// The options every trainer shares.
 struct settings {
   std::size_t ranks = 8, epochs = 10, cb_size = 32, limit = 0;
+  std::size_t test_limit = 0;  // --test-limit: evaluate on the first N test samples (0: all)
   float lr = 0.1f;
   std::uint64_t seed = 1;
   std::string transport = "inproc", topology = "all", consistency = "bsp";
@@ -154,6 +155,9 @@ inline std::unique_ptr<CLI::App> command_line(const std::string& name, const std
       ->option_text("N")
       ->check(cli::whole_number<std::uint64_t>(0));
   app->add_option("--limit", s.limit, "use only the first N training samples")
+      ->option_text("N")
+      ->check(cli::whole_number());
+  app->add_option("--test-limit", s.test_limit, "evaluate on the first N test samples only")
       ->option_text("N")
       ->check(cli::whole_number());
   app->add_option("--data", s.data, "LIBSVM training file (with --test)")
@@ -341,9 +345,9 @@ inline dataset libsvm(const std::string& path, std::size_t features, std::size_t
 /// Training and test sets as dense rows (dml-mlp): the LIBSVM files in s,
 /// or Fashion-MNIST. The test set gets the training set's width.
 inline std::pair<dataset, dataset> load(const settings& s) {
-  if (s.data.empty()) return {fashion_mnist(true, s.limit), fashion_mnist(false, 0)};
+  if (s.data.empty()) return {fashion_mnist(true, s.limit), fashion_mnist(false, s.test_limit)};
   dataset train = libsvm(s.data, 0, s.limit);
-  dataset test = libsvm(s.test, static_cast<std::size_t>(train.x.cols()), 0);
+  dataset test = libsvm(s.test, static_cast<std::size_t>(train.x.cols()), s.test_limit);
   return {std::move(train), std::move(test)};
 }
 
@@ -375,7 +379,7 @@ struct sample_set {
 /// test set has keeps a weight of 0), or Fashion-MNIST as dense rows.
 inline std::pair<sample_set, sample_set> load_samples(const settings& s) {
   if (s.data.empty()) {
-    dataset train = fashion_mnist(true, s.limit), test = fashion_mnist(false, 0);
+    dataset train = fashion_mnist(true, s.limit), test = fashion_mnist(false, s.test_limit);
     return {sample_set{std::move(train.x), std::move(train.y), std::move(train.name)},
             sample_set{std::move(test.x), std::move(test.y), std::move(test.name)}};
   }
@@ -387,7 +391,7 @@ inline std::pair<sample_set, sample_set> load_samples(const settings& s) {
     sparse_matrix x = n == set.x.rows() ? std::move(set.x) : sparse_matrix(set.x.topRows(n));
     return sample_set{std::move(x), std::move(y), path};
   };
-  sample_set train = read(s.data, s.limit), test = read(s.test, 0);
+  sample_set train = read(s.data, s.limit), test = read(s.test, s.test_limit);
   const Eigen::Index width = std::max(train.cols(), test.cols());
   for (sample_set* d : {&train, &test}) std::get<sparse_matrix>(d->x).conservativeResize(d->rows(), width);
   return {std::move(train), std::move(test)};

@@ -222,6 +222,7 @@ int main(int argc, char** argv) {
     trainer::launcher launch(s.transport, s.ranks, argc, argv);  // starts MPI for --transport mpi_rma / mpi
     problem data = generate(p, s.seed);
     if (s.limit != 0 && s.limit < data.train.size()) data.train.resize(s.limit);
+    if (s.test_limit != 0 && s.test_limit < data.test.size()) data.test.resize(s.test_limit);
     if (data.train.size() / s.ranks < s.cb_size)
       throw trainer::usage_error(std::to_string(data.train.size()) + " training ratings are too few for " +
                                  std::to_string(s.ranks) + " ranks with --cb-size " +

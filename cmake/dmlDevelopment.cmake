@@ -103,12 +103,36 @@ endfunction()
 # The source must NOT compile, and the compiler's message must match REGEX:
 # this is how the library's static_assert diagnostics are proven.
 # Tests labelled build_only check compilation alone; sanitizer runs skip them.
+# The test runs the compiler itself (-fsyntax-only; a static_assert fires
+# in the front end) with the include directories and definitions of the
+# OBJECT target compile_fail_<name>, which stays for IDEs and by-hand
+# builds: `cmake --build` of the target took 3.2 s a test, 1.4 s of it
+# make and CMake's dependency scanning (32 tests, 45 s of the plain ctest).
 function(dml_add_compile_fail_test name)
   cmake_parse_arguments(arg "" "SOURCE;REGEX" "LIBRARIES" ${ARGN})
-  add_library(compile_fail_${name} OBJECT EXCLUDE_FROM_ALL ${arg_SOURCE})
-  target_link_libraries(compile_fail_${name} PRIVATE dml::dml ${arg_LIBRARIES})
+  get_filename_component(source "${arg_SOURCE}" ABSOLUTE)
+  set(t compile_fail_${name})
+  add_library(${t} OBJECT EXCLUDE_FROM_ALL ${source})
+  target_link_libraries(${t} PRIVATE dml::dml ${arg_LIBRARIES})
+  # The compiler's own directories (/usr/include, where Debian's Boost
+  # is) stay out of -I: given again they would change the order in which
+  # libstdc++'s #include_next finds the C headers.
+  set(implicit "")
+  foreach(dir IN LISTS CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES)
+    string(REGEX REPLACE "([][+.*()^$?|\\])" "\\\\\\1" dir "${dir}")
+    list(APPEND implicit "^${dir}$")
+  endforeach()
+  list(JOIN implicit "|" implicit)
+  set(includes "$<TARGET_PROPERTY:${t},INCLUDE_DIRECTORIES>")
+  if(implicit)
+    set(includes "$<FILTER:${includes},EXCLUDE,${implicit}>")
+  endif()
+  set(defines "$<TARGET_PROPERTY:${t},COMPILE_DEFINITIONS>")
   add_test(NAME "compile_fail: ${name}"
-           COMMAND ${CMAKE_COMMAND} --build "${PROJECT_BINARY_DIR}" --target compile_fail_${name})
+           COMMAND ${CMAKE_CXX_COMPILER} ${CMAKE_CXX20_EXTENSION_COMPILE_OPTION} -fsyntax-only
+                   "$<$<BOOL:${includes}>:-I$<JOIN:${includes},;-I>>" "$<$<BOOL:${defines}>:-D$<JOIN:${defines},;-D>>"
+                   "${source}"
+           COMMAND_EXPAND_LISTS)
   set_tests_properties("compile_fail: ${name}" PROPERTIES PASS_REGULAR_EXPRESSION "${arg_REGEX}"
                                                           LABELS "compile_fail;build_only")
 endfunction()

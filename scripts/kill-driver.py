@@ -54,7 +54,7 @@ import time
 FINAL = re.compile(r"^final: (\w+)=([0-9.]+)", re.M)
 # Final values for which lower is better (dml-mf prints rmse=...); the
 # tolerance then bounds how far above the undisturbed run a survivor may end.
-LOWER_IS_BETTER = {"rmse", "loss", "mse", "error"}
+LOWER_IS_BETTER = {"rmse", "loss", "mse", "error", "objective"}
 # Seconds mpirun may outlive the last of its processes before the driver
 # ends it (see Run.go); the run is then judged by the processes' statuses.
 LAUNCHER_GRACE = 10.0

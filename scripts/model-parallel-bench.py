@@ -6,7 +6,7 @@ coordinate-descent optimum, for each schedule, rank count, pipeline depth.
 
   scripts/model-parallel-bench.py --build build [--data FILE --lambda L]
       [--schedules smp,random,priority] [--ranks 1,2,4,8] [--depths 1]
-      [--repeats 3] [--iterations N] [--extra '--tau 0.2']
+      [--repeats 3] [--iterations N] [--extra '--tau 0.2'] [--plot OUT.png]
 
   scripts/model-parallel-bench.py --build build --static [--ranks 8] [--repeats 5]
       runs dml-smp-mf (the static rotation engine) with macro and micro
@@ -66,6 +66,9 @@ def main():
     ap.add_argument("--within", type=float, default=0.01)
     ap.add_argument("--extra", default="", help="more dml-lasso arguments, one string")
     ap.add_argument("--static", action="store_true", help="measure the static engine (dml-smp-mf)")
+    ap.add_argument("--plot", help="draw the objective against data samples (the largest rank count, "
+                    "SMPFRAME Fig. 10) and the samples to the target against ranks (Fig. 4) into this PNG "
+                    "(needs matplotlib: Debian's python3-matplotlib)")
     args = ap.parse_args()
     if args.static:
         return static(args)
@@ -85,12 +88,15 @@ def main():
     print("| schedule | ranks | depth | samples to target | updates | seconds | samples/s |")
     print("|---|---|---|---|---|---|---|")
     extra = args.extra.split()
+    curves = {}  # (schedule, ranks, depth) -> [trajectory per seed]
+    to_target = {}  # (schedule, ranks, depth) -> median samples, or None
     for schedule in args.schedules.split(","):
         for ranks in (int(r) for r in args.ranks.split(",")):
             for depth in (int(d) for d in args.depths.split(",")):
                 reached, missed = [], []
                 for seed in range(1, args.repeats + 1):
                     rows = trajectory(lasso, data, lam, schedule, ranks, depth, seed, args.iterations, target, extra)
+                    curves.setdefault((schedule, ranks, depth), []).append(rows)
                     hit = next((r for r in rows if r[1] <= target), None)
                     if hit:
                         reached.append(hit)
@@ -104,11 +110,73 @@ def main():
                     note = f" ({len(missed)} of {args.repeats} missed)" if missed else ""
                     print(f"| {schedule} | {ranks} | {depth} | {samples:,.0f}{note} | {updates:,.0f} | "
                           f"{seconds:.3f} | {rate:,.0f} |")
+                    to_target[(schedule, ranks, depth)] = samples
                 else:
+                    to_target[(schedule, ranks, depth)] = None
                     worst = f"{min(missed):.6g}" if missed else "?"
                     print(f"| {schedule} | {ranks} | {depth} | not reached in {args.iterations} iterations "
                           f"(best objective {worst}) | | | |")
                 sys.stdout.flush()
+    if args.plot:
+        plot(args.plot, curves, to_target, best, args.within)
+
+
+def plot(path, curves, to_target, best, within):
+    """Left: objective above the optimum against data samples at the
+    largest rank count, every seed a line (SMPFRAME Fig. 10). Right: the
+    median samples to the target against ranks, a schedule that did not
+    get there drawn as a cross at the top (Fig. 4)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("model-parallel-bench.py: no matplotlib (Debian: python3-matplotlib); no plot", file=sys.stderr)
+        return
+    schedules = sorted({k[0] for k in curves}, key=lambda s: ["smp", "priority", "random"].index(s)
+                       if s in ("smp", "priority", "random") else 9)
+    ranks = sorted({k[1] for k in curves})
+    depth = min(k[2] for k in curves)
+    colour = {s: f"C{i}" for i, s in enumerate(schedules)}
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.3))
+    top = max(ranks)
+    for s in schedules:
+        for i, rows in enumerate(curves.get((s, top, depth), [])):
+            xs = [r[3] / 1e6 for r in rows]
+            ys = [max((r[1] - best) / best, 1e-7) for r in rows]
+            left.plot(xs, ys, color=colour[s], linewidth=1, alpha=0.8, label=s if i == 0 else None)
+    left.axhline(within, color="grey", linestyle=":", linewidth=1)
+    left.set_yscale("log")
+    left.set_ylim(1e-5, 10)
+    left.set_xlabel("data samples (millions)")
+    left.set_ylabel("objective above the optimum (relative)")
+    left.set_title(f"{top} ranks, depth {depth}: objective against samples")
+    left.legend()
+    left.grid(alpha=0.3)
+    reached = [v for v in to_target.values() if v is not None]
+    ceiling = 1.3 * max(reached) / 1e6 if reached else 1
+    for s in schedules:
+        xs, ys, xm = [], [], []
+        for r in ranks:
+            v = to_target.get((s, r, depth))
+            (xs if v is not None else xm).append(r)
+            if v is not None:
+                ys.append(v / 1e6)
+        right.plot(xs, ys, "o-", color=colour[s], label=s)
+        if xm:
+            right.plot(xm, [ceiling] * len(xm), "x", color=colour[s], markersize=10,
+                       label=f"{s}: diverged or not reached")
+    right.set_xscale("log", base=2)
+    right.set_xticks(ranks)
+    right.set_xticklabels([str(r) for r in ranks])
+    right.set_ylim(0, ceiling * 1.08)
+    right.set_xlabel("ranks")
+    right.set_ylabel(f"data samples to {100 * within:g} % above the optimum (millions)")
+    right.set_title("samples to the target against ranks (median of the seeds)")
+    right.legend(fontsize=8)
+    right.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
 
 
 def static(args):

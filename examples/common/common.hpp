@@ -588,27 +588,6 @@ class epoch_samples {
   bool planned_ = false;
 };
 
-/// Prints one line for each view change `comm` took part in since the last
-/// call (`printed` counts them): who failed, the new group size, and how
-/// long detection and recovery took.
-template <class Comm>
-void print_view_changes(const Comm& comm, std::size_t& printed) {
-  {
-    const auto& changes = dml::fault::view_changes(comm);
-    for (; printed < changes.size(); ++printed) {
-      const auto& c = changes[printed];
-      std::string removed;
-      for (auto m : c.removed) removed += (removed.empty() ? "" : ", ") + std::to_string(m);
-      std::printf(
-          "view %llu: member%s %s failed; %zu members go on (detected after %.2f s, recovered after "
-          "%.2f s)\n",
-          static_cast<unsigned long long>(c.epoch), c.removed.size() == 1 ? "" : "s", removed.c_str(),
-          c.live.size(), c.detection_seconds, c.recovery_seconds);
-      std::fflush(stdout);
-    }
-  }
-}
-
 /// Prints progress lines and writes the CSV rows.
 class progress {
  public:

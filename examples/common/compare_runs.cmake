@@ -3,22 +3,34 @@
 # the same loss: the 'final:' lines' loss values may differ by at most
 # REL_TOL relative. Used to show that a trainer under mpiexec computes what
 # it computes with in-process ranks.
-#   cmake -DFIRST=<a|b|c> -DSECOND=<a|b|c> -DREL_TOL=<decimal> [-DKEY=<name>] -P compare_runs.cmake
+#   cmake -DFIRST=<a|b|c> -DSECOND=<a|b|c> -DREL_TOL=<decimal> [-DKEY=<name>]
+#         [-DFIRST_LINE=<word>] [-DSECOND_REGEX=<regex>] -P compare_runs.cmake
 # KEY: the 'final:' line's field compared (default loss; dml-lasso: objective).
+# FIRST_LINE: the first command prints its value on a line starting with
+# this word instead of 'final:' (dml-lasso --reference: reference).
+# SECOND_REGEX: the second command's output must also match it.
+cmake_policy(SET CMP0054 NEW)  # "FIRST" below is a string, not the variable FIRST
 if(NOT KEY)
   set(KEY loss)
 endif()
 foreach(which IN ITEMS FIRST SECOND)
+  set(line final)
+  if(which STREQUAL "FIRST" AND FIRST_LINE)
+    set(line "${FIRST_LINE}")
+  endif()
   string(REPLACE "|" ";" command "${${which}}")
   execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   message("--- ${command}\nexit code: ${rc}\n${out}${err}")
   if(NOT rc STREQUAL "0")
     message(FATAL_ERROR "exit code ${rc}, expected 0")
   endif()
-  if(NOT out MATCHES "\nfinal: [^\n]*${KEY}=([0-9.]+)[ \n]")
-    message(FATAL_ERROR "no 'final:' line with a plain decimal ${KEY}")
+  if(NOT "\n${out}" MATCHES "\n${line}: [^\n]*${KEY}=([0-9.]+)[ \n]")
+    message(FATAL_ERROR "no '${line}:' line with a plain decimal ${KEY}")
   endif()
   set(loss_${which} "${CMAKE_MATCH_1}")
+  if(which STREQUAL "SECOND" AND SECOND_REGEX AND NOT out MATCHES "${SECOND_REGEX}")
+    message(FATAL_ERROR "the second command's output does not match: ${SECOND_REGEX}")
+  endif()
 endforeach()
 include("${CMAKE_CURRENT_LIST_DIR}/to_nano.cmake")
 to_nano("${loss_FIRST}" first)

@@ -7,6 +7,7 @@
 
 #include <dml/comm/any.hpp>
 #include <dml/comm/inproc.hpp>
+#include <dml/fault/membership.hpp>
 #include <dml/io.hpp>
 
 #include "cli.hpp"
@@ -172,6 +173,24 @@ inline int usage_failure(const char* program, const char* message) {
   }
 #endif
   return 2;
+}
+
+/// Prints one line for each view change `comm` took part in since the last
+/// call (`printed` counts them): who failed, how many go on, and how long
+/// detection and recovery took.
+template <class Comm>
+void print_view_changes(const Comm& comm, std::size_t& printed) {
+  const auto& changes = dml::fault::view_changes(comm);
+  for (; printed < changes.size(); ++printed) {
+    const auto& c = changes[printed];
+    std::string removed;
+    for (auto m : c.removed) removed += (removed.empty() ? "" : ", ") + std::to_string(m);
+    std::printf(
+        "view %llu: member%s %s failed; %zu members go on (detected after %.2f s, recovered after %.2f s)\n",
+        static_cast<unsigned long long>(c.epoch), c.removed.size() == 1 ? "" : "s", removed.c_str(),
+        c.live.size(), c.detection_seconds, c.recovery_seconds);
+    std::fflush(stdout);
+  }
 }
 
 }  // namespace trainer

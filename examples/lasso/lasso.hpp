@@ -256,6 +256,7 @@ class program {
  public:
   program(const dataset& d, std::size_t member, std::size_t members, settings s)
       : settings_((s.validate(), s)),
+        data_(&d),
         cols_(check(d), member, members),
         schedule_(d.features, s.schedule_options()),
         beta_(d.features, 0.0),
@@ -308,6 +309,23 @@ class program {
     stale_.erase(it);
     ++iterations_;
   }
+  // dml::schedule::reshardable_program: after a member failed, this
+  // member's rows are the member-th share of `members`; the residuals of
+  // its new rows come from the model (the same on every survivor), the
+  // values kept for iterations that will be computed again are dropped, and
+  // so are the sums over the members (the schedule's and the column norms:
+  // the next schedule() sums them again on every survivor).
+  void reshard(std::size_t member, std::size_t members) {
+    cols_ = columns(*data_, member, members);
+    residual_ = settings_.kind == loss::squared ? cols_.y() : std::vector<double>(cols_.rows(), 0.0);
+    const double sign = settings_.kind == loss::squared ? -1.0 : 1.0;  // as aggregate() moves them
+    for (parameter a = 0; a < cols_.features(); ++a)
+      if (beta_[a] != 0)
+        cols_.for_each(a, [&](std::uint32_t i, double v) { residual_[i] += sign * v * beta_[a]; });
+    stale_.clear();
+    norm2_.clear();
+    schedule_.forget_sums();
+  }
   bool progress(dml::schedule::context& ctx) {
     if (iterations_ % settings_.report_every != 0) return true;
     const report r = current(ctx);
@@ -357,6 +375,7 @@ class program {
   }
 
   settings settings_;
+  const dataset* data_;
   columns cols_;
   dml::schedule::dyn_regr schedule_;
   std::vector<double> beta_, residual_, norm2_;  // residual_: y - z (squared) or the margin z (logistic)

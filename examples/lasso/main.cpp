@@ -14,6 +14,9 @@
 // schedules. The ranks are threads (--transport inproc) or MPI processes
 // (--transport mpi_rma | mpi under mpiexec: examples/common/launcher.hpp).
 // The math is examples/lasso/lasso.hpp; dml-gen-lasso writes test data.
+// A rank that dies (--kill-after, or a process killed under mpiexec
+// --enable-recovery) is survived: the others take over its rows
+// (lasso::program::reshard) and go on; a 'view' line says so.
 #include <dml/data/libsvm.hpp>
 #include <dml/io.hpp>
 #include <dml/schedule.hpp>
@@ -244,8 +247,10 @@ int main(int argc, char** argv) {
     std::uint64_t updates = 0;
     launch.run([&](auto& comm) {
       lasso::program prog(data, comm.rank(), o.ranks, s);
+      std::size_t changes_printed = 0;  // view-change lines printed
       prog.on_report = [&](const lasso::report& r) {
         if (!dml::io::leader(comm)) return;  // member 0, or the lowest survivor once it failed
+        trainer::print_view_changes(comm, changes_printed);
         std::printf("iteration %llu objective %.10g updates %llu samples %llu seconds %.4f\n",
                     static_cast<unsigned long long>(r.iteration), r.objective,
                     static_cast<unsigned long long>(r.updates), static_cast<unsigned long long>(r.samples),
@@ -255,6 +260,7 @@ int main(int argc, char** argv) {
       const auto st = dml::schedule::run(comm, prog, dml::schedule::dynamic{.depth = o.depth, .seed = o.seed},
                                          o.iterations);
       if (dml::io::leader(comm)) {
+        trainer::print_view_changes(comm, changes_printed);
         beta = prog.beta();
         stats = st;
         updates = prog.updates();

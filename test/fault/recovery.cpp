@@ -13,9 +13,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -499,6 +502,70 @@ TEST_CASE("a barrier that some members passed before another died inside it coun
       INFO("victim " << victim << ", barrier " << kth);
       REQUIRE(finished.load() == static_cast<int>(members) - 1);
       CHECK(lost.load() <= members);
+    }
+  }
+}
+
+TEST_CASE("an interruption scope: the operation a failure cut short is abandoned, and so is its barrier") {
+  // What the dynamic schedule engine relies on (dml/schedule/dynamic.hpp):
+  // under an interruption scope the first recovery in a new view throws
+  // fault::interrupted on every survivor before it rebuilds anything; the
+  // owner drops its vectors, recovers again (rebuilding the rest) and goes
+  // on from a point the survivors agree on. The victim dies inside its kth
+  // barrier after every member entered it: members below it pass it, the
+  // others have it pending when they are interrupted. Unless the pending
+  // barrier is dropped with the abandoned scatter, those members take it
+  // for the next scatter's and skip that one's barrier, while the others
+  // wait in theirs until the wait limit.
+  for (const member_id victim : {3u, 0u, 6u}) {
+    for (const std::size_t kth : {3u, 5u}) {
+      inproc::options o;
+      o.wait_limit = 10s;
+      o.die_inside_barrier = {{victim, kth}};
+      std::atomic<int> finished{0}, interrupted_once{0};
+      inproc::run(
+          members,
+          [&](inproc::context& c) {
+            dml::fault::detail::interruption_scope scope(c);
+            using vector_type = decltype(dml::make_vector<double>(c, 2));
+            std::optional<vector_type> v;
+            v.emplace(dml::make_vector<double>(c, 2));
+            std::uint64_t round = 0;
+            int interruptions = 0;
+            double value = 0;
+            while (round < 12) {
+              try {
+                if (!v) {
+                  dml::fault::recover(c);
+                  std::uint64_t agreed = round;  // the newest round any survivor completed
+                  for (const auto& r : c.exchange(std::as_bytes(std::span(&round, 1)))) {
+                    std::uint64_t theirs = 0;
+                    std::memcpy(&theirs, r.data(), sizeof theirs);
+                    agreed = std::max(agreed, theirs);
+                  }
+                  round = agreed;
+                  v.emplace(dml::make_vector<double>(c, 2));
+                }
+                v->span()[0] = static_cast<double>(c.rank());
+                v->scatter();
+                v->gather();
+                value = v->span()[0];
+                ++round;
+              } catch (const dml::fault::interrupted&) {
+                ++interruptions;
+                v.reset();
+              }
+            }
+            double mean = 0;
+            for (member_id m : c.view().live) mean += static_cast<double>(m);
+            mean /= static_cast<double>(c.view().live.size());
+            if (c.view().live.size() == members - 1 && std::abs(value - mean) < 1e-12) ++finished;
+            if (interruptions == 1) ++interrupted_once;
+          },
+          o);
+      INFO("victim " << victim << ", barrier " << kth);
+      CHECK(finished.load() == static_cast<int>(members) - 1);
+      CHECK(interrupted_once.load() == static_cast<int>(members) - 1);
     }
   }
 }

@@ -76,6 +76,25 @@ struct view_change {
   return dml::detail::member_list(ms);
 }
 
+/// Thrown by `recover` on every survivor, once the survivors agreed on a
+/// new view and before anything is rebuilt in it, while an interruption
+/// scope is open on the transport (detail::interruption_scope): the
+/// operation that met the failure is abandoned instead of being made again
+/// over the survivors, and the scope's owner (the dynamic schedule engine)
+/// goes on from a point every survivor agrees on. It is thrown once per
+/// view: the owner then drops what it built on the transport and calls
+/// `recover` again, which rebuilds everything else. Thrown before any
+/// rebuild because the survivors may disagree on what the owner had built
+/// (one finished building a vector that another was still building when
+/// the failure cut it short). Not a dml::error and not a
+/// std::exception, so that code between the owner and the operation (a
+/// program's schedule() calling context::sum) does not take it for an
+/// error of its own; such code must leave its state consistent when an
+/// exception passes (assign results after the collective call).
+struct interrupted {
+  std::uint64_t epoch = 0;  ///< the view the survivors agreed on
+};
+
 namespace detail {
 
 /// A subscriber's entry: how to rebuild it over a new view.
@@ -94,6 +113,9 @@ struct state {
   /// collective steps of a rebuild matched.
   std::vector<subscriber*> subscribers;
   bool rebuild_due = false;             // the subscribers are not all rebuilt for the current view
+  std::size_t interrupters = 0;         // open interruption scopes (recover() throws fault::interrupted)
+  std::uint64_t interrupted_epoch = 0;  // the view recover() last threw fault::interrupted in
+  bool abandoned = false;               // operations were abandoned (fault::interrupted): see recover()
   std::optional<peer_failure> stopped;  // abort or too few survivors: every later recovery throws this
   std::chrono::steady_clock::time_point decided_at{};
   // Barriers in program order (see fault::barrier): the number of the
@@ -145,6 +167,27 @@ std::shared_ptr<state> state_of(Comm& comm) {
     return made;
   });
 }
+
+/// While one is open on a transport, the first recover() in each new view
+/// throws fault::interrupted on this member before it rebuilds anything
+/// (and, as every survivor opens the same scope, on every survivor).
+class interruption_scope {
+ public:
+  interruption_scope() = default;
+  template <comm::shrinkable_transport Comm>
+  explicit interruption_scope(Comm& comm) : state_(state_of(comm)) {
+    ++state_->interrupters;
+    state_->interrupted_epoch = comm.view().epoch;  // not for a view this member already worked in
+  }
+  interruption_scope(const interruption_scope&) = delete;
+  interruption_scope& operator=(const interruption_scope&) = delete;
+  ~interruption_scope() {
+    if (state_) --state_->interrupters;
+  }
+
+ private:
+  std::shared_ptr<state> state_;
+};
 
 /// What the abort policy throws on member `rank` once the survivors agreed.
 [[nodiscard]] inline peer_failure abort_failure(member_id rank, const std::vector<member_id>& removed,
@@ -306,8 +349,23 @@ void recover(Comm& comm) {
       if (s->stopped) throw *s->stopped;
     }
     if (!s->rebuild_due) return;
+    if (s->interrupters > 0 && s->interrupted_epoch != comm.view().epoch) {
+      s->interrupted_epoch = comm.view().epoch;
+      s->abandoned = true;
+      throw interrupted{comm.view().epoch};
+    }
     try {
       detail::settle_barriers(comm, *s);
+      if (s->abandoned) {
+        // The operations the failure cut short are not made again, so a
+        // barrier one of them left pending must not be taken for the next
+        // operation's (on a member that had it pending, that one would skip
+        // its barrier while the others enter theirs). Every survivor numbers
+        // its barriers on from the newest any of them completed.
+        s->barrier_pending = 0;
+        s->barriers_issued = s->barriers_completed;
+        s->abandoned = false;
+      }
       const auto subscribers = s->subscribers;  // a rebuild never subscribes anyone, but be safe
       for (auto* e : subscribers) e->rebuild(e->owner);
     } catch (const peer_failure&) {

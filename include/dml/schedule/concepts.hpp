@@ -54,6 +54,20 @@ concept dynamic_program = requires(P& p, context& c, const step& s, std::span<do
 /// parameter, in job order; default 1); `weight(parameter) -> double`, the work a parameter costs on
 /// this member (heaviest first dispatch); `progress(context&)` returning
 /// bool, called after each full rotation, when every replica is complete.
+/// A dynamic program that can go on over the survivors of a failure:
+/// `reshard(member, members)` makes this member's share of the data the
+/// `member`-th of `members` from the next iteration on, rebuilds from the
+/// model (the same on every survivor) whatever it keeps per row of its
+/// share, and drops whatever it kept from a `context::sum` (column norms,
+/// correlations: dyn_regr::forget_sums), to sum it again. The failure may
+/// have cut such a sum short on some survivors and not on others; were the
+/// others to keep it, the next schedules would make different collective
+/// calls on different members.
+template <class P>
+concept reshardable_program = requires(P& p, std::size_t member, std::size_t members) {
+  p.reshard(member, members);
+};
+
 template <class P>
 concept rotation_program = requires(P& p, const P& cp, const step& s, std::span<double> out,
                                     std::span<const double> in) {

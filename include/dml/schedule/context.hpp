@@ -75,6 +75,10 @@ class context {
 
   // The engines set these.
   void set_iteration(std::uint64_t t) noexcept { iteration_ = t; }
+  void set_members(std::size_t members, std::size_t position) noexcept {
+    members_ = members;
+    position_ = position;
+  }
   void set_in_flight(std::span<const job> jobs) noexcept { in_flight_ = jobs; }
 
  private:

@@ -151,10 +151,14 @@ class dyn_regr {
                   "dml::schedule::dyn_regr: the data must provide local_dot(a, b) and local_norm2(a) over "
                   "this member's rows (see dml::schedule::column_data)");
     if (norm2_.empty()) {  // first call: every column's squared norm, summed over the members
-      norm2_.resize(m_);
+      // Kept only once the sum is whole: a member's failure may end the
+      // sum with dml::fault::interrupted (dml::schedule::dynamic), and the
+      // next call must sum again.
+      std::vector<double> norm2(m_);
       for (std::size_t a = 0; a < m_; ++a)
-        norm2_[a] = static_cast<double>(data.local_norm2(static_cast<parameter>(a)));
-      ctx.sum(norm2_);
+        norm2[a] = static_cast<double>(data.local_norm2(static_cast<parameter>(a)));
+      ctx.sum(norm2);
+      norm2_ = std::move(norm2);
       if (options_.check_dependencies && options_.tau < 1 &&
           m_ * (m_ - 1) / 2 <= options_.precompute_pairs_up_to &&
           m_ * (m_ - 1) / 2 <= options_.max_cached_pairs) {
@@ -201,6 +205,16 @@ class dyn_regr {
                          std::to_string(m_));
     change2_[a] = change * change;
     touched_[a] = 1;
+  }
+
+  /// Drops the squared column norms and the correlations summed over the
+  /// members; the next call sums them again (collective, on every member
+  /// alike). For a program's reshard() after a failure: the survivors'
+  /// shares of the rows changed, and a sum the failure cut short may be
+  /// cached on some survivors and not on others. The priorities stay.
+  void forget_sums() noexcept {
+    norm2_.clear();
+    cache_.clear();
   }
 
   /// |correlation| of columns a and b as the check saw it (a pair seen

@@ -8,6 +8,7 @@
 #include <dml/comm/concepts.hpp>
 #include <dml/consistency/bsp.hpp>
 #include <dml/error.hpp>
+#include <dml/fault/membership.hpp>
 #include <dml/fwd.hpp>
 #include <dml/schedule/concepts.hpp>
 #include <dml/schedule/context.hpp>
@@ -19,11 +20,14 @@
 #include <dml/vector/dist_vector.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <limits>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -62,11 +66,24 @@ namespace schedule {
 /// to exchange less often (dist_vector::set_advice), which its user could
 /// not follow.
 ///
-/// Failures: when a member dies, every survivor's run ends with
-/// `dml::peer_failure` naming it (at the exchange that noticed, or at the
-/// next one: a member waiting on one that has ended is released by the
-/// transport), never a hang. Going on over the survivors would silently
-/// drop the dead member's share of the data from every sum.
+/// Failures: with a program that can reshard (`reshardable_program`:
+/// `reshard(member, members)` takes over a new share of the data and
+/// rebuilds its per-row state from the model) on a transport that can
+/// shrink its group, the run goes on over the survivors. The failure ends
+/// whatever operation each survivor is in (`fault::interrupted`, thrown by
+/// the recovery on every survivor at the same point, also out of a
+/// context::sum inside schedule() or progress()); the survivors then agree
+/// on the newest iteration any of them applied, the ones behind apply its
+/// results from a survivor that has them (every member holds the same
+/// totals, to the bit), every survivor reshards, and the iterations after
+/// it are scheduled and computed again over the survivors (stats:
+/// failures_survived, iterations_redone). What the dead member computed for
+/// them is lost; nothing it contributed to an applied iteration is. Under
+/// `fault::policy::abort`, and with a program without reshard(), every
+/// survivor's run ends with `dml::peer_failure` naming the dead member
+/// instead (at the exchange that noticed, or at the next one), never a
+/// hang: going on would silently drop the dead member's share of the data
+/// from every sum.
 struct dynamic {
   using policy_slot = slot::engine;
 
@@ -98,23 +115,30 @@ struct dynamic {
                   "update(const step&, std::span<double>) and aggregate(const step&, std::span<const "
                   "double>) (see dml/schedule/concepts.hpp)");
     validate();
+    constexpr bool survives = comm::shrinkable_transport<Transport> && reshardable_program<Program>;
     using clock = std::chrono::steady_clock;
     using vector_type =
         dist_vector<double, Transport, dense, topology::all, consistency::bsp, detail::ordered_sum>;
     const auto start = clock::now();
     run_stats stats;
-    const auto placed = detail::place(comm, "dml::schedule::dynamic::run");
+    auto placed = detail::place(comm, "dml::schedule::dynamic::run");
     // (named variables, not a structured binding: lambdas below use them, and
     // clang before 16 cannot capture structured bindings)
-    const std::size_t members = placed.first;
-    const std::size_t position = placed.second;
-    const auto started_with = comm.view().live;
+    std::size_t members = placed.first;
+    std::size_t position = placed.second;
+    auto started_with = comm.view().live;
 
-    exact_sum<double, Transport> reducer(comm);
+    // A failure ends every survivor's current operation (see Failures
+    // above); opened before the engine builds its vectors, so that a failure
+    // while they are built is survived the same way.
+    std::optional<fault::detail::interruption_scope> interruptible;
+    if constexpr (survives) interruptible.emplace(comm);
+
+    std::optional<exact_sum<double, Transport>> reducer;
     context ctx(seed, members, position, comm.rank(), [&](std::span<double> v) {
-      const auto before = reducer.exchanges();
-      reducer(v);
-      stats.sums += reducer.exchanges() - before;
+      const auto before = reducer->exchanges();
+      (*reducer)(v);
+      stats.sums += reducer->exchanges() - before;
     });
     // One result vector per pipeline slot: iteration t uses slot t mod s,
     // whose previous iteration (t - s) was applied before t was scheduled.
@@ -131,67 +155,219 @@ struct dynamic {
                        detail::ordered_sum{comm.rank()});
       slots[k]->set_advice(false);  // one exchange per iteration is the engine's design
     };
-    for (std::size_t k = 0; k < depth; ++k) ensure(k, 64);
+    auto build = [&] {  // collective
+      reducer.reset();
+      reducer.emplace(comm);
+      for (auto& v : slots) v.reset();
+      for (std::size_t k = 0; k < depth; ++k) ensure(k, 64);
+    };
 
     struct flight {
       std::uint64_t t;
       job set;
     };
     std::deque<flight> flights;
-    std::vector<job> pending;  // the jobs of flights, for context::in_flight
+    std::vector<job> pending;   // the jobs of flights, for context::in_flight
+    std::uint64_t t = 0;        // the next iteration to schedule
+    std::uint64_t applied = 0;  // iterations whose results were applied (0 .. applied - 1)
     bool stop = false;
+    // The totals of the last `depth` iterations applied: what a survivor
+    // behind may need after a failure.
+    std::deque<std::pair<std::uint64_t, std::vector<double>>> recent;
+
     auto complete_front = [&] {
-      flight f = std::move(flights.front());
-      flights.pop_front();
+      flight& f = flights.front();
       const auto t0 = clock::now();
       auto& v = *slots[f.t % depth];
       v.gather();
-      detail::require_members(comm, started_with, f.t, "dml::schedule::dynamic");
-      const step s{f.t, position, members, f.set};
-      program.aggregate(s, std::span<const double>(v.span().data(), f.set.size()));
+      if constexpr (!survives) detail::require_members(comm, started_with, f.t, "dml::schedule::dynamic");
+      const std::span<const double> total(v.span().data(), f.set.size());
+      program.aggregate(step{f.t, position, members, f.set}, total);
+      if constexpr (survives) {
+        recent.emplace_back(f.t, std::vector<double>(total.begin(), total.end()));
+        if (recent.size() > depth) recent.pop_front();
+      }
+      const std::uint64_t done = f.t;
+      flights.pop_front();
+      ++applied;
       ++stats.iterations;
       if (!stop) {
-        ctx.set_iteration(f.t);
+        ctx.set_iteration(done);
         ctx.set_in_flight({});
         stop = !detail::call_progress(program, ctx);
       }
       stats.aggregate_seconds += std::chrono::duration<double>(clock::now() - t0).count();
     };
 
-    for (std::uint64_t t = 0; t < iterations && !stop; ++t) {
-      pending.clear();
-      for (const auto& f : flights) pending.push_back(f.set);
-      ctx.set_iteration(t);
-      ctx.set_in_flight(pending);
-      auto t0 = clock::now();
-      job set = program.schedule(ctx);
-      stats.schedule_seconds += std::chrono::duration<double>(clock::now() - t0).count();
-      if (set.size() > std::size_t{std::numeric_limits<std::uint32_t>::max()})
-        throw config_error("dml::schedule::dynamic: a job of " + std::to_string(set.size()) +
-                           " parameters (at most 2^32 - 1)");
-      const std::size_t k = t % depth;
-      ensure(k, set.size());
-      auto buffer = slots[k]->span();
-      std::fill(buffer.begin(), buffer.end(), 0.0);
-      t0 = clock::now();
-      program.update(step{t, position, members, set}, buffer.first(set.size()));
-      stats.update_seconds += std::chrono::duration<double>(clock::now() - t0).count();
-      stats.updates += set.size();
-      // Apply what the next schedule needs (results up to t + 1 - s) before
-      // sending this iteration's: their exchange ran while this one computed.
-      while (!flights.empty() && flights.front().t + depth <= t + 1) complete_front();
-      if (depth == 1)
-        slots[k]->scatter();
-      else
-        slots[k]->scatter_async();
-      ++stats.exchanges;
-      flights.push_back(flight{t, std::move(set)});
-      if (depth == 1) complete_front();
+    // Until the last iteration is applied, or until a failure interrupts.
+    auto go = [&] {
+      for (;;) {
+        if (t < iterations && !stop) {
+          pending.clear();
+          for (const auto& f : flights) pending.push_back(f.set);
+          ctx.set_iteration(t);
+          ctx.set_in_flight(pending);
+          auto t0 = clock::now();
+          job set = program.schedule(ctx);
+          stats.schedule_seconds += std::chrono::duration<double>(clock::now() - t0).count();
+          if (set.size() > std::size_t{std::numeric_limits<std::uint32_t>::max()})
+            throw config_error("dml::schedule::dynamic: a job of " + std::to_string(set.size()) +
+                               " parameters (at most 2^32 - 1)");
+          const std::size_t k = t % depth;
+          ensure(k, set.size());
+          auto buffer = slots[k]->span();
+          std::fill(buffer.begin(), buffer.end(), 0.0);
+          t0 = clock::now();
+          program.update(step{t, position, members, set}, buffer.first(set.size()));
+          stats.update_seconds += std::chrono::duration<double>(clock::now() - t0).count();
+          stats.updates += set.size();
+          // Apply what the next schedule needs (results up to t + 1 - s) before
+          // sending this iteration's: their exchange ran while this one computed.
+          while (!flights.empty() && flights.front().t + depth <= t + 1) complete_front();
+          if (depth == 1)
+            slots[k]->scatter();
+          else
+            slots[k]->scatter_async();
+          ++stats.exchanges;
+          flights.push_back(flight{t, std::move(set)});
+          ++t;
+          if (depth == 1) complete_front();
+        } else if (!flights.empty()) {
+          complete_front();  // every member sent them: all apply them
+        } else {
+          return;
+        }
+      }
+    };
+
+    // After a failure (survives only): agree on the newest iteration applied
+    // anywhere and on whether progress() stopped the run there, catch up to
+    // it, take the new share of the data, build the engine's vectors anew
+    // over the survivors. Made again when another member fails meanwhile.
+    auto resync = [&] {
+      if constexpr (survives) {
+        for (;;) {
+          // The survivors may disagree on which of the engine's vectors exist
+          // (a failure cut one's construction short on some of them): drop
+          // them all, let the recovery rebuild everything else, and build
+          // them anew below. The recovery throws peer_failure under
+          // fault::policy::abort, and when it runs out of time.
+          reducer.reset();
+          for (auto& v : slots) v.reset();
+          try {
+            fault::recover(comm);
+          } catch (const fault::interrupted&) {
+            continue;  // another member failed meanwhile
+          }
+          try {
+            const auto agreed = agree_after_failure(comm, applied, stop, recent);
+            while (applied < agreed.applied) {
+              if (flights.empty() || flights.front().t != applied)
+                throw comm_error("dml::schedule::dynamic: after a failure member " +
+                                 std::to_string(comm.rank()) + " cannot catch up to iteration " +
+                                 std::to_string(agreed.applied - 1) + ": iteration " +
+                                 std::to_string(applied) + " is not in flight here");
+              const auto it = agreed.totals.find(applied);
+              if (it == agreed.totals.end() || it->second.size() != flights.front().set.size())
+                throw comm_error("dml::schedule::dynamic: after a failure the results of iteration " +
+                                 std::to_string(applied) + " are missing or of the wrong size");
+              const flight& f = flights.front();
+              program.aggregate(step{f.t, position, members, f.set}, it->second);
+              recent.emplace_back(f.t, it->second);
+              if (recent.size() > depth) recent.pop_front();
+              flights.pop_front();
+              ++applied;
+              ++stats.iterations;
+            }
+            stats.iterations_redone += t - applied;
+            flights.clear();
+            t = applied;
+            stop = agreed.stop;
+            placed = detail::place(comm, "dml::schedule::dynamic::run");
+            members = placed.first;
+            position = placed.second;
+            started_with = comm.view().live;
+            program.reshard(position, members);
+            ctx.set_members(members, position);
+            build();
+            ++stats.failures_survived;
+            return;
+          } catch (const fault::interrupted&) {
+            continue;  // another member failed meanwhile: agree again
+          } catch (const peer_failure&) {
+            // The agreement's exchange met a member that failed meanwhile:
+            // the recovery above agrees again.
+            continue;
+          }
+        }
+      }
+    };
+
+    bool built = false;
+    for (;;) {
+      try {
+        if (!built) {
+          build();
+          built = true;
+        }
+        go();
+        break;
+      } catch (const fault::interrupted&) {
+        if constexpr (!survives) throw;  // nobody asked for it: not ours
+        resync();
+        built = true;
+      }
     }
-    while (!flights.empty()) complete_front();  // every member sent them: all apply them
     stats.stopped = stop;
     stats.seconds = std::chrono::duration<double>(clock::now() - start).count();
     return stats;
+  }
+
+ private:
+  struct agreement {
+    std::uint64_t applied = 0;  // the newest iteration any survivor applied, plus one
+    bool stop = false;          // progress() stopped the run there
+    std::map<std::uint64_t, std::vector<double>> totals;  // the results of the last iterations up to it
+  };
+
+  // Collective over the survivors: every member's (applied, stop, recent
+  // totals); the newest is agreed, with its totals.
+  template <class Transport>
+  static agreement agree_after_failure(
+      Transport& comm, std::uint64_t applied, bool stop,
+      const std::deque<std::pair<std::uint64_t, std::vector<double>>>& recent) {
+    std::vector<std::uint64_t> words{applied, stop ? 1u : 0u, recent.size()};
+    for (const auto& [t, values] : recent) {
+      words.push_back(t);
+      words.push_back(values.size());
+      for (double x : values) words.push_back(std::bit_cast<std::uint64_t>(x));
+    }
+    const auto all = comm.exchange(std::as_bytes(std::span<const std::uint64_t>(words)));
+    auto malformed = [] {
+      return comm_error("dml::schedule::dynamic: a malformed record in the agreement after a failure");
+    };
+    agreement best;
+    bool first = true;
+    for (const auto& record : all) {
+      if (record.size() % 8 != 0 || record.size() < 24) throw malformed();
+      std::vector<std::uint64_t> w(record.size() / 8);
+      std::memcpy(w.data(), record.data(), record.size());
+      if (!first && w[0] <= best.applied) continue;
+      first = false;
+      agreement a;
+      a.applied = w[0];
+      a.stop = w[1] != 0;
+      std::size_t at = 3;
+      for (std::uint64_t i = 0; i < w[2]; ++i) {
+        if (at + 2 > w.size() || w[at + 1] > w.size() - at - 2) throw malformed();
+        auto& values = a.totals[w[at]];
+        values.resize(static_cast<std::size_t>(w[at + 1]));
+        for (std::size_t j = 0; j < values.size(); ++j) values[j] = std::bit_cast<double>(w[at + 2 + j]);
+        at += 2 + values.size();
+      }
+      best = std::move(a);
+    }
+    return best;
   }
 };
 

@@ -22,6 +22,12 @@ struct run_stats {
   double update_seconds = 0;     ///< inside update()
   double aggregate_seconds = 0;  ///< inside aggregate() and progress() (waiting for results included)
   bool stopped = false;          ///< progress() ended the run before the last iteration
+  /// View changes the run went on through (dynamic engine with a
+  /// reshardable program: see dml::schedule::dynamic).
+  std::uint64_t failures_survived = 0;
+  /// Iterations scheduled and computed again after a failure (their results
+  /// had not reached every survivor).
+  std::uint64_t iterations_redone = 0;
 };
 
 }  // namespace schedule

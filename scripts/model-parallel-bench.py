@@ -122,10 +122,11 @@ def main():
 
 
 def plot(path, curves, to_target, best, within):
-    """Left: objective above the optimum against data samples at the
-    largest rank count, every seed a line (SMPFRAME Fig. 10). Right: the
-    median samples to the target against ranks, a schedule that did not
-    get there drawn as a cross at the top (Fig. 4)."""
+    """Left panels: objective above the optimum against data samples at the
+    two largest rank counts, every seed a line (SMPFRAME Fig. 10); a
+    schedule that diverges leaves through the top. Right: the median
+    samples to the target against ranks, a schedule that did not get there
+    drawn as a cross at the top (Fig. 4)."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -138,21 +139,24 @@ def plot(path, curves, to_target, best, within):
     ranks = sorted({k[1] for k in curves})
     depth = min(k[2] for k in curves)
     colour = {s: f"C{i}" for i, s in enumerate(schedules)}
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.3))
-    top = max(ranks)
-    for s in schedules:
-        for i, rows in enumerate(curves.get((s, top, depth), [])):
-            xs = [r[3] / 1e6 for r in rows]
-            ys = [max((r[1] - best) / best, 1e-7) for r in rows]
-            left.plot(xs, ys, color=colour[s], linewidth=1, alpha=0.8, label=s if i == 0 else None)
-    left.axhline(within, color="grey", linestyle=":", linewidth=1)
-    left.set_yscale("log")
-    left.set_ylim(1e-5, 10)
-    left.set_xlabel("data samples (millions)")
-    left.set_ylabel("objective above the optimum (relative)")
-    left.set_title(f"{top} ranks, depth {depth}: objective against samples")
-    left.legend()
-    left.grid(alpha=0.3)
+    shown = ranks[-2:]
+    fig, axes = plt.subplots(1, len(shown) + 1, figsize=(5.2 * (len(shown) + 1), 4.3))
+    ceiling_rel = 1e3  # a diverging run is drawn up to here
+    for left, r in zip(axes, shown):
+        for s in schedules:
+            for i, rows in enumerate(curves.get((s, r, depth), [])):
+                xs = [row[3] / 1e6 for row in rows]
+                ys = [min(max((row[1] - best) / best, 1e-7), ceiling_rel) for row in rows]
+                left.plot(xs, ys, color=colour[s], linewidth=1, alpha=0.8, label=s if i == 0 else None)
+        left.axhline(within, color="grey", linestyle=":", linewidth=1)
+        left.set_yscale("log")
+        left.set_ylim(1e-3, ceiling_rel)
+        left.set_xlabel("data samples (millions)")
+        left.set_ylabel("objective above the optimum (relative)")
+        left.set_title(f"{r} ranks, depth {depth}: objective against samples")
+        left.legend()
+        left.grid(alpha=0.3)
+    right = axes[-1]
     reached = [v for v in to_target.values() if v is not None]
     ceiling = 1.3 * max(reached) / 1e6 if reached else 1
     for s in schedules:
@@ -172,7 +176,7 @@ def plot(path, curves, to_target, best, within):
     right.set_ylim(0, ceiling * 1.08)
     right.set_xlabel("ranks")
     right.set_ylabel(f"data samples to {100 * within:g} % above the optimum (millions)")
-    right.set_title("samples to the target against ranks (median of the seeds)")
+    right.set_title("samples to the target (median of the seeds)")
     right.legend(fontsize=8)
     right.grid(alpha=0.3)
     fig.tight_layout()

@@ -38,7 +38,16 @@ struct table_settings {
   /// --kill R@EPOCH: in-process member R stops halfway through epoch
   /// (iteration) EPOCH, as if its process had died there.
   std::vector<std::pair<std::size_t, std::size_t>> kill_at;
+  /// --keep-through-sync: dml::table_options::keep_through_sync.
+  bool keep_through_sync = false;
 };
+
+/// The table options the shared settings choose.
+[[nodiscard]] inline dml::table_options table_options_of(const table_settings& s) {
+  dml::table_options o;
+  o.keep_through_sync = s.keep_through_sync;
+  return o;
+}
 
 /// When the program started (the clock of --kill-after).
 inline const std::chrono::steady_clock::time_point table_program_start = std::chrono::steady_clock::now();
@@ -102,6 +111,15 @@ inline void add_table_options(CLI::App& app, table_settings& s, const std::strin
                                                       "s from 1), got '" + v + "'";
           },
           "R@E"));
+}
+
+/// Adds --keep-through-sync (for an application whose model stays right
+/// when a failed member's updates up to a sync are kept: dml-mf).
+inline void add_keep_option(CLI::App& app, table_settings& s, const std::string& epoch_word) {
+  app.add_flag("--keep-through-sync", s.keep_through_sync,
+               "when a member fails, keep what it added up to the last\n" + epoch_word +
+                   "'s sync (each sync then all-gathers the table);\notherwise all it added is withdrawn "
+                   "(docs/tables.md)");
 }
 
 /// Checks what concerns several shared options (after parsing); `epochs`
@@ -207,7 +225,8 @@ inline std::string describe(const table_totals& t) {
 /// from `first` on (element 0 of each): every member adds what it counted
 /// since its last add(), and after a sync() any member reads the sums.
 /// A member that fails takes its share with it (the table withdraws its
-/// updates), so the sums then cover the survivors.
+/// updates; with keep_through_sync only those after the last sync), so the
+/// sums then cover the survivors (and what it added before that sync).
 template <class T>
 class table_stats_rows {
  public:

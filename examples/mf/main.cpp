@@ -43,7 +43,10 @@
 // its share of the initial model included. The survivors take over its
 // ratings from the next epoch on (shards follow the live view) and re-add
 // the initial values of the rows it had written, so training goes on from
-// the survivors' model.
+// the survivors' model. With --keep-through-sync the table withdraws only
+// what the dead member added after the last sync every survivor completed
+// (table_options::keep_through_sync), and once a sync is kept the initial
+// values are too: nothing is re-added.
 #include <dml/error.hpp>
 #include <dml/io.hpp>
 #include <dml/table.hpp>
@@ -252,7 +255,7 @@ outcome table_mf(trainer::launcher& launch, const settings& s, const problem& da
   launch.run([&](auto& comm) {
     using clock = std::chrono::steady_clock;
     auto t = dml::make_table<double>(comm, model_rows + trainer::table_stats_rows<double>::count, k,
-                                     trainer::table_consistency(s));
+                                     trainer::table_consistency(s), trainer::table_options_of(s));
     trainer::table_stats_rows<double> stats(model_rows);
     std::vector<std::size_t> every_row(model_rows);
     for (std::size_t r = 0; r < model_rows; ++r) every_row[r] = r;
@@ -270,10 +273,14 @@ outcome table_mf(trainer::launcher& launch, const settings& s, const problem& da
       if (!first && view.epoch == view_epoch) return;
       view_epoch = view.epoch;
       const auto& live = view.live;
+      // With --keep-through-sync, once a sync is kept for good (clock 0's
+      // writes precede every sync) nothing was withdrawn: writing again
+      // would count the values twice.
+      const bool kept = !first && t.kept_syncs() > 0;
       for (std::size_t r = 0; r < model_rows; ++r) {
         if (!first && std::find(live.begin(), live.end(), writer[r]) != live.end()) continue;
         writer[r] = live[r % live.size()];
-        if (writer[r] == comm.rank()) t.update(r, std::span<const double>(&init[r * k], k));
+        if (writer[r] == comm.rank() && !kept) t.update(r, std::span<const double>(&init[r * k], k));
       }
     };
 
@@ -451,6 +458,7 @@ with 2, other errors with 1.)";
 bool parse(int argc, char** argv, settings& s) {
   const auto app = cli::app("dml-mf", description, footer);
   trainer::add_table_options(*app, s, "dml-mf", "epoch");
+  trainer::add_keep_option(*app, s, "epoch");
   app->add_option("--users", s.users, "rows of the rating matrix, default 300")
       ->option_text("N")
       ->check(cli::whole_number());

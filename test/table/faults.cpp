@@ -211,6 +211,137 @@ TEST_CASE("table faults: members killed at random moments under delays; the surv
   }
 }
 
+// keep_through_sync: every member syncs every third clock; members die at
+// random clocks, before, inside or after their updates. After the survivors' last sync each row must hold all
+// of every survivor's updates and, for each failed member, exactly its
+// updates up to one of the syncs it took part in (all its updates of
+// clocks 0..k-1 for a k that is a multiple of 3, the same k in every row):
+// nothing of a completed sync is lost and nothing is counted twice.
+TEST_CASE("table faults: keep_through_sync keeps a failed member's updates up to a sync, exactly",
+          "[table][fault]") {
+  std::mt19937_64 rng(23);
+  int kept_some = 0;  // failed members that had completed a sync
+  for (int run = 0; run < 8; ++run) {
+    const std::size_t n = 3 + static_cast<std::size_t>(run % 4);
+    const int rounds = 15;
+    std::vector<member_result> results(n);
+    std::vector<std::vector<std::int64_t>> kept(n);    // per survivor: the k it found for each member
+    std::vector<std::atomic<std::int64_t>> synced(n);  // per member: clocks through its last completed sync
+    std::mutex mutex;
+    inproc::options io;
+    io.max_random_delay = std::chrono::microseconds(run % 2 == 0 ? 0 : 100);
+    io.wait_limit = std::chrono::seconds(60);
+    // Members 1 (and 2) stop, as if their process died, at a random clock:
+    // before its updates, halfway through them, or after its clock() or
+    // sync() returned.
+    const std::size_t kills = 1 + static_cast<std::size_t>(run % 2);
+    std::vector<std::uint64_t> die_clock(n, rounds + 1);
+    std::vector<int> die_phase(n, 0);
+    for (std::size_t k = 0; k < kills; ++k) {
+      die_clock[1 + k] = 1 + rng() % (rounds - 2);
+      die_phase[1 + k] = static_cast<int>(rng() % 3);
+    }
+    dml::table_options opts;
+    opts.keep_through_sync = true;
+    const bool record = run % 3 == 0;
+    inproc::run(
+        n,
+        [&](auto& c) {
+          auto& res = results[c.rank()];
+          const std::size_t rows = 2 * n + 3, len = n + 2, me = c.rank();
+          auto t = dml::make_table<double>(c, rows, len, dml::consistency::ssp<1>{}, opts);
+          std::vector<double> delta(len, 0.0);
+          delta[me] = 1;
+          delta[n] = 1;
+          delta[n + 1] = 2;
+          auto work = [&](std::uint64_t clock) {
+            if (clock == die_clock[me] && die_phase[me] == 0) c.stop();
+            for (std::size_t r = 0; r < rows; ++r) {
+              if (clock == die_clock[me] && die_phase[me] == 1 && r == rows / 2) c.stop();
+              for (int k = 0; k < f(me, r, clock); ++k) t.update(r, delta);
+            }
+            for (std::size_t r = 0; r < rows; ++r) (void)t.read(r);
+          };
+          if (record) {
+            t.begin_recording(dml::recording::real_iteration);
+            work(0);
+            t.clock();
+            t.end_recording();
+          }
+          const std::uint64_t first = record ? 1 : 0;
+          for (std::uint64_t clock = first; clock < rounds; ++clock) {
+            work(clock);
+            if ((clock + 1) % 3 == 0) {
+              t.sync();
+              synced[me] = static_cast<std::int64_t>(clock + 1);
+            } else {
+              t.clock();
+            }
+            if (clock == die_clock[me] && die_phase[me] == 2) c.stop();
+          }
+          t.sync();
+          const auto& live = c.view().live;
+          std::vector<std::int64_t> mine(n, -2);
+          for (std::size_t q = 0; q < n; ++q) {
+            const bool alive = std::find(live.begin(), live.end(), q) != live.end();
+            // The k with v[q] == total(q, r, 0, k) in every row (-1: none).
+            std::int64_t found = -1;
+            for (std::int64_t k = alive ? rounds : 0; k <= rounds; k += alive ? 1 : 3) {
+              bool all_rows = true;
+              for (std::size_t r = 0; r < rows && all_rows; ++r)
+                all_rows = t.read(r)[q] == static_cast<double>(total(q, r, 0, static_cast<std::uint64_t>(k)));
+              if (all_rows) {
+                found = k;
+                break;
+              }
+            }
+            if (found < 0) res.fail("member " + std::to_string(q) + "'s updates match no sync");
+            mine[q] = found;
+          }
+          for (std::size_t r = 0; r < rows; ++r) {
+            const auto v = t.read(r);
+            double all = 0;
+            for (std::size_t q = 0; q < n; ++q) all += v[q];
+            if (v[n] != all || v[n + 1] != 2 * all) res.fail("after sync: sums of row " + std::to_string(r));
+          }
+          {
+            std::lock_guard lock(mutex);
+            kept[me] = mine;
+          }
+          res.lost = t.stats().lost_updates;
+          res.live = live;
+          t.sync();
+          res.finished = true;
+        },
+        io);
+    INFO("run " << run << ", n = " << n << ", " << kills << " kill(s)");
+    std::size_t finished = 0;
+    const std::vector<std::int64_t>* agreed = nullptr;
+    for (std::size_t m = 0; m < n; ++m) {
+      const auto& r = results[m];
+      INFO("member " << m << ": " << r.first);
+      if (!r.finished) continue;
+      ++finished;
+      CHECK(r.wrong == 0);
+      if (agreed == nullptr) agreed = &kept[m];
+      CHECK(kept[m] == *agreed);  // every survivor sees the same table
+    }
+    CHECK(finished >= n - kills);
+    // A failed member's updates are kept through the last sync it completed
+    // (the others completed it too), and through no later one but the sync
+    // it may have died in.
+    for (std::size_t q = 0; q < n && agreed != nullptr; ++q) {
+      if (results[q].finished) continue;
+      INFO("failed member " << q << " completed syncs through clock " << synced[q].load() << ", kept through "
+                            << (*agreed)[q]);
+      CHECK((*agreed)[q] >= synced[q].load());
+      CHECK((*agreed)[q] <= synced[q].load() + 3);
+      if (synced[q].load() > 0) ++kept_some;
+    }
+  }
+  CHECK(kept_some >= 3);  // the kills fall after some syncs, not only before the first
+}
+
 TEST_CASE("table faults: a dead owner of placed rows; a second failure later", "[table][fault]") {
   constexpr std::size_t n = 5;
   std::vector<member_result> results(n);

@@ -53,12 +53,24 @@ struct table_options {
   /// senders run further ahead of a busy owner.
   std::size_t ring_words = std::size_t{1} << 15;
 
+  /// Failures (transports that can shrink their group): keep what a failed
+  /// member added up to the last `sync()` every survivor completed. Each
+  /// sync() then all-gathers the whole table (every member holds it twice:
+  /// as of the last sync and the one before, rows x row_length elements
+  /// each), and a rebuild starts each row from that copy plus the
+  /// survivors' own updates since; only the failed members' updates after
+  /// it are withdrawn (stats().lost_updates). Off: a rebuild starts from
+  /// zero and withdraws everything the failed members ever added (no copy,
+  /// no cost at sync). See docs/tables.md, "Failures".
+  bool keep_through_sync = false;
+
   /// One line naming every setting (what members compare).
   [[nodiscard]] std::string describe() const {
     return std::string("place_rows=") + (place_rows ? "1" : "0") +
            " batch_updates=" + (batch_updates ? "1" : "0") + " prefetch=" + (prefetch ? "1" : "0") +
            " static_cache=" + (static_cache ? "1" : "0") + " cache_rows=" + std::to_string(cache_rows) +
-           " ring_words=" + std::to_string(ring_words);
+           " ring_words=" + std::to_string(ring_words) +
+           " keep_through_sync=" + (keep_through_sync ? "1" : "0");
   }
 };
 

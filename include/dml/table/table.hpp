@@ -255,8 +255,16 @@ class table {
       throw config_error("dml::table::sync: not inside a virtual iteration (call end_recording() first)");
     clock();
     collective([&] { quiesce(); });
+    if (contributions_kept() && opts_.keep_through_sync) collective([&] { take_snapshot(); });
     invalidate();
   }
+
+  /// With `table_options::keep_through_sync`: how many sync()s the rows
+  /// rest on for good, failed members' updates included (after a rebuild,
+  /// the newest sync every survivor had completed; a later failure never
+  /// takes them back). 0 without the option. An application that re-adds
+  /// what a failed member had written (dml-mf's initial values) checks it.
+  [[nodiscard]] std::uint64_t kept_syncs() const noexcept { return snap_generation_; }
 
   /// The newest clock c such that the copy of `row` this member holds (the
   /// one read() returned last, or the owner's when this member owns it)
@@ -506,6 +514,14 @@ class table {
 
   void count_lost();
 
+  // keep_through_sync: every member's owned rows all-gathered into snap_
+  // (collective, right after a sync's quiesce); this member's contributions
+  // start again from it.
+  void take_snapshot();
+  // In a rebuild, when the newest snapshot did not complete on every
+  // survivor: go back to the one before (the generations differ by one).
+  void back_to_previous_snapshot();
+
   // end_recording(): agree, move rows (place_rows), fix the layouts.
   void specialize();
 
@@ -701,6 +717,16 @@ class table {
     contrib_index_ = std::move(o.contrib_index_);
     contrib_values_ = std::move(o.contrib_values_);
     contrib_static_ = std::move(o.contrib_static_);
+    snap_ = std::move(o.snap_);
+    snap_prev_ = std::move(o.snap_prev_);
+    snap_generation_ = o.snap_generation_;
+    contrib_prev_index_ = std::move(o.contrib_prev_index_);
+    contrib_prev_values_ = std::move(o.contrib_prev_values_);
+    received_at_snap_ = std::move(o.received_at_snap_);
+    received_at_prev_snap_ = std::move(o.received_at_prev_snap_);
+    lost_since_snap_ = o.lost_since_snap_;
+    lost_since_prev_snap_ = o.lost_since_prev_snap_;
+    lost_counted_ = o.lost_counted_;
     stats_ = o.stats_;
     subscription_ = std::move(o.subscription_);
     subscription_.set_owner(this);
@@ -767,6 +793,22 @@ class table {
     std::vector<std::uint32_t> at;
   };
   std::vector<static_positions> contrib_static_;
+  // keep_through_sync: the whole table (rows_ rows, stride_ apart) as of the
+  // newest snapshot (number snap_generation_, 0: none) and the one before;
+  // the contributions above are this member's updates since the newest,
+  // these since the one before up to the newest.
+  std::vector<T> snap_, snap_prev_;
+  std::uint64_t snap_generation_ = 0;
+  detail::flat_index contrib_prev_index_;
+  std::vector<T> contrib_prev_values_;
+  // received_from_ at the two snapshots, and what count_lost() found the
+  // failed members had sent since each (the rebuild adds the one it uses).
+  std::vector<std::uint64_t> received_at_snap_, received_at_prev_snap_;
+  std::uint64_t lost_since_snap_ = 0, lost_since_prev_snap_ = 0;
+  // count_lost() ran since the last install(): a rebuild that another
+  // failure cut short (possibly before install() made the new segment,
+  // leaving none) does not count again.
+  bool lost_counted_ = false;
   table_stats stats_;
   fault::subscription subscription_;
 };

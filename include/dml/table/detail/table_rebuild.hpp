@@ -51,7 +51,7 @@ void table<T, Transport, Consistency>::build(source src) {
     problem = e.what();
   }
   description_ = describe();
-  const std::uint64_t mine[3] = {clock_, placements_, collectives_done_};
+  const std::uint64_t mine[4] = {clock_, placements_, collectives_done_, snap_generation_};
   std::string record(sizeof mine, '\0');
   std::memcpy(record.data(), mine, sizeof mine);
   record += problem.empty() ? description_ : "!" + problem;
@@ -60,9 +60,9 @@ void table<T, Transport, Consistency>::build(source src) {
   std::vector<std::uint64_t> clocks(n, 0);
   std::vector<std::string> texts;
   bool same_layout = true;
-  std::uint64_t placements = 0, done = 0;
+  std::uint64_t placements = 0, done = 0, oldest_snapshot = snap_generation_;
   for (std::size_t i = 0; i < all.size(); ++i) {
-    std::uint64_t theirs[3] = {0, 0, 0};
+    std::uint64_t theirs[4] = {0, 0, 0, 0};
     if (all[i].size() < sizeof theirs)
       throw comm_error("dml::table: malformed build record from member " + std::to_string(view.live[i]));
     std::memcpy(theirs, all[i].data(), sizeof theirs);
@@ -70,10 +70,23 @@ void table<T, Transport, Consistency>::build(source src) {
     same_layout = same_layout && theirs[1] == placements_;
     placements = std::max(placements, theirs[1]);
     done = std::max(done, theirs[2]);
+    oldest_snapshot = std::min(oldest_snapshot, theirs[3]);
     texts.emplace_back(reinterpret_cast<const char*>(all[i].data()) + sizeof theirs,
                        all[i].size() - sizeof theirs);
   }
   check_agreement(texts, view);
+  if (src == source::contributions) {
+    // keep_through_sync: every survivor starts from the newest snapshot they
+    // all completed (a failure inside a sync's all-gather can leave some a
+    // generation ahead), and withdraws what the failed members sent since.
+    if (snap_generation_ > oldest_snapshot + 1)
+      throw comm_error("dml::table: snapshot generations " + std::to_string(snap_generation_) + " and " +
+                       std::to_string(oldest_snapshot) + " differ by more than one in a rebuild");
+    const bool back = snap_generation_ > oldest_snapshot;
+    if (back) back_to_previous_snapshot();
+    stats_.lost_updates += back ? lost_since_prev_snap_ : lost_since_snap_;
+    lost_since_snap_ = lost_since_prev_snap_ = 0;
+  }
   epoch_ = view.epoch;
   collectives_done_ = done;  // a step some survivor completed counts as done for all
   // Values to carry over: every survivor's own updates after a failure,
@@ -94,12 +107,19 @@ void table<T, Transport, Consistency>::build(source src) {
     placements_ = placements + 1;
   }
   install(view);
-  bool resumed = src == source::migration;
+  bool resumed = src == source::migration || (src == source::contributions && snap_generation_ > 0);
   for (member_id m : view.live) resumed = resumed || clocks[m] != 0;
   if (resumed) {
     if (src == source::migration) {
       stream_old_rows(old_layout, old_master);
     } else {
+      if (snap_generation_ > 0) {  // the rows this member owns now, as of the snapshot
+        for (std::size_t l = 0; l < layout_.owned(me); ++l) {
+          const std::uint64_t row = layout_.global(me, l);
+          apply_rows(
+              1, [&](std::size_t) { return row; }, snap_.data() + row * stride_, false);
+        }
+      }
       stream_contributions();
     }
     finish_streaming();
@@ -120,6 +140,7 @@ void table<T, Transport, Consistency>::install(const comm::membership_view& view
   const std::size_t owned = layout_.owned(me);
   seg_ = segment_type{};  // the old view's segment is released first
   seg_ = comm_->create_segment(lay_.data_words(owned, view.live.size()), lay_.control_words());
+  lost_counted_ = false;
   std::vector<std::size_t> position(n, 0);
   for (std::size_t i = 0; i < view.live.size(); ++i) position[view.live[i]] = i;
   // Owner.
@@ -131,6 +152,8 @@ void table<T, Transport, Consistency>::install(const comm::membership_view& view
   recv_.assign(n, receiver{});
   for (member_id m : view.live) recv_[m].base = lay_.ring_of(owned, position[m]);
   received_from_.assign(n, 0);
+  received_at_snap_.assign(n, 0);
+  received_at_prev_snap_.assign(n, 0);
   version_ = 0;
   // Sender: the current clock's updates move to their new owners.
   std::vector<std::pair<std::uint64_t, std::vector<T>>> pending;
@@ -242,11 +265,15 @@ void table<T, Transport, Consistency>::rebuild() {
 template <class T, class Transport, class Consistency>
 void table<T, Transport, Consistency>::count_lost() {
   namespace w = detail::table_wire;
+  if (lost_counted_) return;  // counted by a rebuild that another failure cut short
+  lost_counted_ = true;
   const auto& live = comm_->view().live;
-  std::uint64_t lost = 0;
+  std::uint64_t lost = 0, before_snap = 0, before_prev_snap = 0;
   for (member_id m = 0; m < recv_.size(); ++m) {
     if (std::binary_search(live.begin(), live.end(), m) || applied_[m] == never) continue;
     lost += received_from_[m];
+    if (m < received_at_snap_.size()) before_snap += received_at_snap_[m];
+    if (m < received_at_prev_snap_.size()) before_prev_snap += received_at_prev_snap_[m];
     // Complete messages still in the ring.
     auto& r = recv_[m];
     std::uint64_t tail = r.tail, expect = r.expect;
@@ -269,7 +296,58 @@ void table<T, Transport, Consistency>::count_lost() {
       ++expect;
     }
   }
-  stats_.lost_updates += lost;
+  // Added by the rebuild, which knows the snapshot the survivors start from
+  // (without keep_through_sync there is none and everything is lost).
+  lost_since_snap_ = lost - before_snap;
+  lost_since_prev_snap_ = lost - before_prev_snap;
+}
+
+template <class T, class Transport, class Consistency>
+void table<T, Transport, Consistency>::take_snapshot() {
+  check_view();
+  const auto& live = comm_->view().live;
+  const member_id me = comm_->rank();
+  if (master_.size() != layout_.owned(me) * stride_) throw comm_error("dml::table: owned rows out of step");
+  const auto all = comm_->exchange(std::as_bytes(std::span<const T>(master_)));
+  if (all.size() != live.size()) throw comm_error("dml::table: malformed snapshot records");
+  std::vector<T> rows(rows_ * stride_, T{});
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const member_id o = live[i];
+    const std::size_t owned = layout_.owned(o);
+    if (all[i].size() != owned * stride_ * sizeof(T))
+      throw comm_error("dml::table: malformed snapshot record from member " + std::to_string(o) + " (" +
+                       std::to_string(all[i].size()) + " bytes for " + std::to_string(owned) + " rows)");
+    for (std::size_t l = 0; l < owned; ++l)
+      std::memcpy(rows.data() + layout_.global(o, l) * stride_, all[i].data() + l * stride_ * sizeof(T),
+                  stride_ * sizeof(T));
+  }
+  // Nothing below throws: the snapshot and the contributions move together.
+  snap_prev_ = std::move(snap_);
+  snap_ = std::move(rows);
+  ++snap_generation_;
+  contrib_prev_index_ = std::move(contrib_index_);
+  contrib_prev_values_ = std::move(contrib_values_);
+  contrib_index_ = detail::flat_index{};
+  contrib_values_.clear();
+  contrib_static_.clear();  // positions in the index just emptied
+  received_at_prev_snap_ = std::move(received_at_snap_);
+  received_at_snap_ = received_from_;
+}
+
+template <class T, class Transport, class Consistency>
+void table<T, Transport, Consistency>::back_to_previous_snapshot() {
+  snap_ = std::move(snap_prev_);
+  snap_prev_.clear();
+  --snap_generation_;
+  contrib_static_.clear();
+  contrib_prev_index_.for_each([&](std::uint64_t row, std::uint32_t at) {
+    const std::uint32_t to = contribution_slot(row);
+    const T* src = contrib_prev_values_.data() + std::size_t{at} * stride_;
+    T* dst = contrib_values_.data() + std::size_t{to} * stride_;
+    for (std::size_t e = 0; e < len_; ++e) dst[e] += src[e];
+  });
+  contrib_prev_index_ = detail::flat_index{};
+  contrib_prev_values_.clear();
 }
 
 template <class T, class Transport, class Consistency>

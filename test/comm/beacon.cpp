@@ -2,12 +2,16 @@
 // The start-up beacon (comm/mpi/beacon.hpp) reads other processes' words
 // from POSIX shared memory: a peer that has created its object but not
 // sized it yet must be skipped, not read (reading past an object's end is
-// SIGBUS; CI met it once in MPI_Init), and a word that stops is named.
+// SIGBUS; CI met it once in MPI_Init), and a word that stops is named. In
+// the shut-down a process that is done marks its word `left`: it is not
+// named, however long its word stays still.
 #include <dml/comm/mpi/beacon.hpp>
 
 #include "support/catch.hpp"
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -34,6 +38,39 @@ TEST_CASE("beacon: an unsized peer object is skipped, a silent one named", "[bea
   CHECK(named.rfind("member 1 has failed (its start-up heartbeat was silent for", 0) == 0);
   b.stop();
   ::shm_unlink(peer.c_str());  // stale_member unlinked it already; harmless
+  ::unsetenv("PMIX_NAMESPACE");
+  ::unsetenv("OMPI_COMM_WORLD_RANK");
+  ::unsetenv("OMPI_COMM_WORLD_SIZE");
+}
+
+TEST_CASE("beacon: a peer that left (shut-down) is not named; a silent one in the shut-down is", "[beacon]") {
+  using namespace std::chrono_literals;
+  using dml::detail::mpi_impl::beacon;
+  const std::string job = "dmltestbye" + std::to_string(::getpid());
+  ::setenv("PMIX_NAMESPACE", job.c_str(), 1);
+  ::setenv("OMPI_COMM_WORLD_SIZE", "3", 1);
+  // Members 1 and 2 are beacons of this process too (their own words).
+  ::setenv("OMPI_COMM_WORLD_RANK", "1", 1);
+  beacon one;
+  REQUIRE(one.start(200ms, "shut-down"));
+  ::setenv("OMPI_COMM_WORLD_RANK", "2", 1);
+  beacon two;
+  REQUIRE(two.start(200ms, "shut-down"));
+  ::setenv("OMPI_COMM_WORLD_RANK", "0", 1);
+  beacon me;
+  REQUIRE(me.start(200ms, "shut-down"));
+  CHECK(me.stale_member().empty());  // first sight of both words
+  // Member 1 leaves normally; member 2's word stops as a killed process's
+  // would (its owner's mapping is gone; the reader's stays).
+  one.stop(true);
+  two.stop();
+  std::this_thread::sleep_for(300ms);
+  const std::string named = me.stale_member();
+  CHECK(named.rfind("member 2 has failed (its shut-down heartbeat was silent for", 0) == 0);
+  std::this_thread::sleep_for(300ms);
+  const std::string later = me.stale_member();
+  CHECK(later.find("member 1") == std::string::npos);  // left: never named
+  me.stop(true);
   ::unsetenv("PMIX_NAMESPACE");
   ::unsetenv("OMPI_COMM_WORLD_RANK");
   ::unsetenv("OMPI_COMM_WORLD_SIZE");

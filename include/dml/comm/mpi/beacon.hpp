@@ -11,6 +11,12 @@
 // word stops moving for the heartbeat timeout is named. The beacon stops
 // once the fault monitor's own heartbeats run. Processes on other nodes
 // have no word here and are covered by the time bound alone.
+//
+// It runs again for the shut-down (see group::shutdown): from before the
+// closing barrier to after MPI_Finalize, when the monitor's window is being
+// freed and MPI_Finalize's fence waits for every process. A process that
+// is done writes `left` into its word instead of stopping silently, so the
+// others, still inside those calls, do not take it for dead.
 #pragma once
 
 #include <dml/fwd.hpp>
@@ -88,13 +94,19 @@ class beacon {
   beacon& operator=(const beacon&) = delete;
   ~beacon() { stop(); }
 
+  /// What a process that left normally writes into its word.
+  static constexpr std::uint64_t left = ~std::uint64_t{0};
+
   /// Publishes this process's heartbeat word, when the launcher's
   /// environment names the job; false otherwise (nothing is started).
-  bool start(clock::duration heartbeat_timeout) {
+  /// `phase` names the phase in the message about a silent member.
+  bool start(clock::duration heartbeat_timeout, const char* phase = "start-up") {
 #if DML_HAS_BEACON
+    if (own_) return true;
     id_ = launch_identity_from_env();
     if (id_.job.empty()) return false;
     timeout_ = heartbeat_timeout;
+    phase_ = phase;
     const std::string name = path(id_.rank);
     // Not O_TRUNC: a stale file of the same name (a killed process of an
     // earlier job with the same id) may be mapped by a reader already, and
@@ -110,6 +122,8 @@ class beacon {
       return false;
     }
     own_ = static_cast<std::uint64_t*>(at);
+    std::atomic_ref<std::uint64_t>(*own_).store(0,
+                                                std::memory_order_release);  // not `left` from an earlier run
     peers_.assign(static_cast<std::size_t>(id_.size), peer{});
     running_.store(true);
     const auto period = std::max<clock::duration>(timeout_ / 10, std::chrono::milliseconds(1));
@@ -134,13 +148,16 @@ class beacon {
 #endif
   }
 
-  /// Stops the heartbeat and removes this process's word.
-  void stop() {
+  /// Stops the heartbeat and removes this process's word; with
+  /// `mark_left`, writes `left` into it first, so that readers still
+  /// waiting in a collective call do not take this process for dead.
+  void stop(bool mark_left = false) {
 #if DML_HAS_BEACON
     if (beater_.joinable()) {
       running_.store(false);
       beater_.join();
     }
+    if (own_ && mark_left) std::atomic_ref<std::uint64_t>(*own_).store(left, std::memory_order_release);
     std::lock_guard lock(mutex_);
     for (auto& p : peers_)
       if (p.word) ::munmap(p.word, sizeof(std::uint64_t));
@@ -186,6 +203,7 @@ class beacon {
         p.seen = ~std::uint64_t{0};
       }
       const std::uint64_t beat = std::atomic_ref<std::uint64_t>(*p.word).load(std::memory_order_acquire);
+      if (beat == left) continue;  // done and gone, not dead
       if (beat != p.seen) {
         p.seen = beat;
         p.changed = now;
@@ -194,7 +212,7 @@ class beacon {
       const auto silent = now - p.changed;
       if (silent > timeout_) {
         ::shm_unlink(path(static_cast<long>(r)).c_str());
-        return "member " + std::to_string(r) + " has failed (its start-up heartbeat was silent for " +
+        return "member " + std::to_string(r) + " has failed (its " + phase_ + " heartbeat was silent for " +
                std::to_string(std::chrono::duration<double>(silent).count()) + " s)";
       }
     }
@@ -214,6 +232,7 @@ class beacon {
 
   launch_identity id_;
   clock::duration timeout_ = std::chrono::seconds(1);
+  std::string phase_ = "start-up";
   std::uint64_t* own_ = nullptr;
   std::thread beater_;
   std::atomic<bool> running_{false};

@@ -175,11 +175,19 @@ class environment {
     // After a peer failure MPI_Finalize would wait for the dead process
     // forever (Open MPI 4.1 runs a fence in it); the process then ends
     // without finalizing, which mpiexec --enable-recovery tolerates.
-    if (p.broken) return;
+    if (p.broken) {
+      leave_beacon();
+      return;
+    }
     // Every context passed its closing barrier, so all members are here; one
-    // that dies right now would still keep the others in the fence forever.
-    watchdog::scope guard(who_, "MPI_Finalize (shut-down)", limit_);
-    MPI_Finalize();
+    // that dies right now would still keep the others in the fence forever:
+    // on one node the shut-down beacon (group::shutdown) names it within the
+    // heartbeat timeout, elsewhere the limit bounds the wait.
+    {
+      watchdog::scope guard(who_, "MPI_Finalize (shut-down)", limit_);
+      MPI_Finalize();
+    }
+    leave_beacon();
   }
 
  private:
@@ -212,6 +220,16 @@ class environment {
       process().initialized_by_dml = true;
     }
     ++process().contexts;
+  }
+
+  // This process is done with MPI: its shut-down beacon says so (the others
+  // may still be in MPI_Finalize's fence and must not take it for dead).
+  static void leave_beacon() noexcept {
+    auto& b = process().startup;
+    if (!b.running()) return;
+    watchdog::instance().clear_probe();
+    watchdog::instance().set_before_exit(nullptr);
+    b.stop(true);
   }
 
   const char* who_ = "dml";

@@ -69,9 +69,22 @@ class group {
   /// MPI_Win_free), stops the heartbeat, frees the monitor window and the
   /// communicators. After a failure nothing collective is attempted.
   /// `progress` runs while waiting (the two-sided transport serves messages).
+  ///
+  /// A member that dies after the barrier would leave the others in
+  /// MPI_Win_free and MPI_Finalize, which MPI cannot interrupt: on one
+  /// node the beacon (beacon.hpp) runs from before the barrier until after
+  /// MPI_Finalize, and the watchdog ends such a member's peers within the
+  /// heartbeat timeout, naming it, instead of after the wait limit.
   template <class Progress>
   void shutdown(clock::duration wait_limit, Progress&& progress) noexcept {
+    bool beacon = false;
     if (monitor_.started() && !finalized() && !broken() && !current_broken_) {
+      try {
+        // Started before the barrier: once it passes, every member's word exists.
+        beacon = shared_windows_ && process().startup.start(monitor_.heartbeat_timeout(), "shut-down");
+      } catch (...) {
+        beacon = false;
+      }
       try {
         barrier(world_, wait_limit, who_, [&] {
           progress();
@@ -82,6 +95,11 @@ class group {
       }
     }
     monitor_.stop();
+    if (beacon) {
+      auto& b = process().startup;
+      watchdog::instance().set_probe([&b] { return b.stale_member(); }, static_cast<long>(rank_));
+      watchdog::instance().set_before_exit([&b] { b.remove(); });
+    }
     if (finalized() || broken()) return;  // collectives could hang
     watchdog::scope guard(who_, "shut-down (MPI_Win_free of the fault monitor)", wait_limit);
     if (monitor_.started()) {

@@ -52,22 +52,24 @@ TEST_CASE("beacon: a peer that left (shut-down) is not named; a silent one in th
   // Members 1 and 2 are beacons of this process too (their own words).
   ::setenv("OMPI_COMM_WORLD_RANK", "1", 1);
   beacon one;
-  REQUIRE(one.start(200ms, "shut-down"));
+  REQUIRE(one.start(500ms, "shut-down"));
   ::setenv("OMPI_COMM_WORLD_RANK", "2", 1);
   beacon two;
-  REQUIRE(two.start(200ms, "shut-down"));
+  REQUIRE(two.start(500ms, "shut-down"));
   ::setenv("OMPI_COMM_WORLD_RANK", "0", 1);
   beacon me;
-  REQUIRE(me.start(200ms, "shut-down"));
+  REQUIRE(me.start(500ms, "shut-down"));
   CHECK(me.stale_member().empty());  // first sight of both words
   // Member 1 leaves normally; member 2's word stops as a killed process's
   // would (its owner's mapping is gone; the reader's stays).
   one.stop(true);
   two.stop();
-  std::this_thread::sleep_for(300ms);
+  CHECK(me.stale_member().empty());  // sees the last value of member 2's word
+  std::this_thread::sleep_for(700ms);
   const std::string named = me.stale_member();
+  INFO("named: " << named);
   CHECK(named.rfind("member 2 has failed (its shut-down heartbeat was silent for", 0) == 0);
-  std::this_thread::sleep_for(300ms);
+  std::this_thread::sleep_for(700ms);
   const std::string later = me.stale_member();
   CHECK(later.find("member 1") == std::string::npos);  // left: never named
   me.stop(true);

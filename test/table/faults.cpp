@@ -36,6 +36,20 @@ struct member_result {
   }
 };
 
+// Checks that no finished member saw a wrong value; returns the finished
+// members.
+std::vector<std::size_t> check_finished(const std::vector<member_result>& results) {
+  std::vector<std::size_t> done;
+  for (std::size_t m = 0; m < results.size(); ++m) {
+    const auto& r = results[m];
+    INFO("member " << m << ": " << r.first);
+    if (!r.finished) continue;
+    done.push_back(m);
+    CHECK(r.wrong == 0);
+  }
+  return done;
+}
+
 // Every member updates every row f(q, r, c) times a clock (element q, n and
 // n + 1 as in the laws) and reads every row; `victim` stops (as if its
 // process died) right after its clock `die_after`. The survivors run
@@ -199,15 +213,7 @@ TEST_CASE("table faults: members killed at random moments under delays; the surv
     else
       run_with_a_death<dml::consistency::ssp<2>>(n, n, 0, 12, dml::table_options{}, record, results, io);
     INFO("run " << run << ", n = " << n << ", " << kills << " kill(s)");
-    std::size_t finished = 0;
-    for (std::size_t m = 0; m < n; ++m) {
-      const auto& r = results[m];
-      INFO("member " << m << ": " << r.first);
-      if (!r.finished) continue;
-      ++finished;
-      CHECK(r.wrong == 0);
-    }
-    CHECK(finished >= n - kills);
+    CHECK(check_finished(results).size() >= n - kills);
   }
 }
 
@@ -315,18 +321,10 @@ TEST_CASE("table faults: keep_through_sync keeps a failed member's updates up to
         },
         io);
     INFO("run " << run << ", n = " << n << ", " << kills << " kill(s)");
-    std::size_t finished = 0;
-    const std::vector<std::int64_t>* agreed = nullptr;
-    for (std::size_t m = 0; m < n; ++m) {
-      const auto& r = results[m];
-      INFO("member " << m << ": " << r.first);
-      if (!r.finished) continue;
-      ++finished;
-      CHECK(r.wrong == 0);
-      if (agreed == nullptr) agreed = &kept[m];
-      CHECK(kept[m] == *agreed);  // every survivor sees the same table
-    }
-    CHECK(finished >= n - kills);
+    const auto finished = check_finished(results);
+    CHECK(finished.size() >= n - kills);
+    const std::vector<std::int64_t>* agreed = finished.empty() ? nullptr : &kept[finished[0]];
+    for (std::size_t m : finished) CHECK(kept[m] == *agreed);  // every survivor sees the same table
     // A failed member's updates are kept through the last sync it completed
     // (the others completed it too), and through no later one but the sync
     // it may have died in.

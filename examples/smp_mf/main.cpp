@@ -51,7 +51,7 @@ namespace {
 using cli::usage_error;
 
 struct options {
-  std::size_t ranks = 4, users = 2000, items = 2000, rank = 8, rotations = 10, executors = 1;
+  std::size_t ranks = 4, users = 2000, items = 2000, rank = 8, rotations = 10;
   double density = 0.05, noise = 0.1, lr = 0.02, reg = 0.01;
   bool micro_sync = false, no_heaviest_first = false, lr_decay = false;
   std::uint64_t seed = 1;
@@ -264,9 +264,6 @@ void parse(CLI::App& app, options& o) {
   app.add_option("--reg", o.reg, "L2 regularization, default 0.01")
       ->option_text("X")
       ->check(cli::positive_number());
-  app.add_option("--executors", o.executors, "threads per rank, default 1")
-      ->option_text("N")
-      ->check(cli::whole_number());
   app.add_flag("--micro-sync", o.micro_sync, "a barrier after every iteration");
   app.add_flag("--no-heaviest-first", o.no_heaviest_first, "dispatch a block's items in index order");
   app.add_option("--seed", o.seed, "data, initialization and held-out coin, default 1")
@@ -408,7 +405,11 @@ int main(int argc, char** argv) {
           std::fflush(stdout);
         };
       const dml::schedule::static_rotation engine{
-          .macro_sync = !o.micro_sync, .heaviest_first = !o.no_heaviest_first, .executors = 1};
+          // One executor: the updates of a block's items share this member's
+          // user rows, so they cannot run on several threads.
+          .macro_sync = !o.micro_sync,
+          .heaviest_first = !o.no_heaviest_first,
+          .executors = 1};
       const auto st = dml::schedule::run(comm, prog, engine, o.rotations * o.ranks);
       // Every rank's count of ratings visited, summed on every rank (exact:
       // the counts travel as bytes).

@@ -60,7 +60,7 @@ class group {
     if (auto& b = process().startup; b.running()) {
       if (!shared_windows_) watchdog::instance().clear_probe();
       watchdog::instance().set_before_exit(nullptr);
-      b.stop();
+      b.stop(true);  // alive and watched by the monitor now, not gone
     }
   }
 
@@ -95,20 +95,38 @@ class group {
       }
     }
     monitor_.stop();
+    auto& b = process().startup;
     if (beacon) {
-      auto& b = process().startup;
       watchdog::instance().set_probe([&b] { return b.stale_member(); }, static_cast<long>(rank_));
       watchdog::instance().set_before_exit([&b] { b.remove(); });
     }
-    if (finalized() || broken()) return;  // collectives could hang
-    watchdog::scope guard(who_, "shut-down (MPI_Win_free of the fault monitor)", wait_limit);
-    if (monitor_.started()) {
-      MPI_Win win = monitor_.window();
-      MPI_Win_unlock_all(win);
-      MPI_Win_free(&win);
+    // Unless dml finalizes MPI right after this (the last context, MPI
+    // started by dml: the environment stops the beacon after MPI_Finalize),
+    // the beacon's job ends with this shut-down. Its word says 'left': the
+    // probe watches every process of the job, and one still in a collective
+    // of its own must not take this one for dead.
+    const bool finalize_follows = process().contexts == 1 && process().initialized_by_dml;
+    auto end_beacon = [&] {
+      if (!beacon || finalize_follows) return;
+      watchdog::instance().clear_probe();
+      watchdog::instance().set_before_exit(nullptr);
+      b.stop(true);
+    };
+    if (finalized() || broken()) {  // collectives could hang
+      end_beacon();
+      return;
     }
-    if (current_ != MPI_COMM_NULL && current_ != world_) MPI_Comm_free(&current_);
-    if (world_ != MPI_COMM_NULL) MPI_Comm_free(&world_);
+    {
+      watchdog::scope guard(who_, "shut-down (MPI_Win_free of the fault monitor)", wait_limit);
+      if (monitor_.started()) {
+        MPI_Win win = monitor_.window();
+        MPI_Win_unlock_all(win);
+        MPI_Win_free(&win);
+      }
+      if (current_ != MPI_COMM_NULL && current_ != world_) MPI_Comm_free(&current_);
+      if (world_ != MPI_COMM_NULL) MPI_Comm_free(&world_);
+    }
+    end_beacon();
   }
 
   [[nodiscard]] const char* who() const noexcept { return who_; }

@@ -126,7 +126,7 @@ struct dynamic {
     // clang before 16 cannot capture structured bindings)
     std::size_t members = placed.first;
     std::size_t position = placed.second;
-    auto started_with = comm.view().live;
+    const auto started_with = comm.view().live;  // checked only by programs that cannot reshard
 
     // A failure ends every survivor's current operation (see Failures
     // above); opened before the engine builds its vectors, so that a failure
@@ -175,13 +175,10 @@ struct dynamic {
     // behind may need after a failure.
     std::deque<std::pair<std::uint64_t, std::vector<double>>> recent;
 
-    auto complete_front = [&] {
-      flight& f = flights.front();
-      const auto t0 = clock::now();
-      auto& v = *slots[f.t % depth];
-      v.gather();
-      if constexpr (!survives) detail::require_members(comm, started_with, f.t, "dml::schedule::dynamic");
-      const std::span<const double> total(v.span().data(), f.set.size());
+    // Applies the oldest flight's totals (its exchange complete, or the
+    // totals another survivor had after a failure); returns its iteration.
+    auto apply_front = [&](std::span<const double> total) {
+      const flight& f = flights.front();
       program.aggregate(step{f.t, position, members, f.set}, total);
       if constexpr (survives) {
         recent.emplace_back(f.t, std::vector<double>(total.begin(), total.end()));
@@ -191,6 +188,16 @@ struct dynamic {
       flights.pop_front();
       ++applied;
       ++stats.iterations;
+      return done;
+    };
+
+    auto complete_front = [&] {
+      const flight& f = flights.front();
+      const auto t0 = clock::now();
+      auto& v = *slots[f.t % depth];
+      v.gather();
+      if constexpr (!survives) detail::require_members(comm, started_with, f.t, "dml::schedule::dynamic");
+      const std::uint64_t done = apply_front(std::span<const double>(v.span().data(), f.set.size()));
       if (!stop) {
         ctx.set_iteration(done);
         ctx.set_in_flight({});
@@ -271,13 +278,7 @@ struct dynamic {
               if (it == agreed.totals.end() || it->second.size() != flights.front().set.size())
                 throw comm_error("dml::schedule::dynamic: after a failure the results of iteration " +
                                  std::to_string(applied) + " are missing or of the wrong size");
-              const flight& f = flights.front();
-              program.aggregate(step{f.t, position, members, f.set}, it->second);
-              recent.emplace_back(f.t, it->second);
-              if (recent.size() > depth) recent.pop_front();
-              flights.pop_front();
-              ++applied;
-              ++stats.iterations;
+              (void)apply_front(it->second);
             }
             stats.iterations_redone += t - applied;
             flights.clear();
@@ -286,7 +287,6 @@ struct dynamic {
             placed = detail::place(comm, "dml::schedule::dynamic::run");
             members = placed.first;
             position = placed.second;
-            started_with = comm.view().live;
             program.reshard(position, members);
             ctx.set_members(members, position);
             build();

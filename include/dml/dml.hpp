@@ -15,3 +15,4 @@
 #include <dml/topology.hpp>
 #include <dml/vector.hpp>
 #include <dml/version.hpp>
+#include <dml/detail/instantiations.hpp>

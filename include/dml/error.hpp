@@ -29,26 +29,14 @@ class config_error : public error {
 /// and reason are kept separately and joined in what().
 class data_error : public error {
  public:
-  data_error(std::string file, std::size_t line, std::string reason)
-      : error(format(file, line, reason)), file_(std::move(file)), line_(line), reason_(std::move(reason)) {}
+  data_error(std::string file, std::size_t line, std::string reason);
 
   [[nodiscard]] const std::string& file() const noexcept { return file_; }
   [[nodiscard]] std::size_t line() const noexcept { return line_; }
   [[nodiscard]] const std::string& reason() const noexcept { return reason_; }
 
  private:
-  static std::string format(const std::string& file, std::size_t line, const std::string& reason) {
-    // Appends rather than operator+ chains: GCC 12 warns falsely (-Wrestrict) on those.
-    std::string s;
-    s.append(file);
-    if (line != 0) {
-      s.push_back(':');
-      s.append(std::to_string(line));
-    }
-    s.append(": ");
-    s.append(reason);
-    return s;
-  }
+  static std::string format(const std::string& file, std::size_t line, const std::string& reason);
   std::string file_;
   std::size_t line_;
   std::string reason_;
@@ -77,3 +65,7 @@ class timeout : public error {
 };
 
 DML_END_NAMESPACE
+
+#if !defined(DML_SEPARATE_COMPILATION)
+#include <dml/impl/error.ipp>
+#endif

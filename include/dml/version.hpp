@@ -19,3 +19,14 @@
 #define DML_END_NAMESPACE \
   }                       \
   }
+
+// Separate compilation (docs/getting-started.md#separate-compilation): with
+// DML_SEPARATE_COMPILATION defined, the non-template functions that dml
+// defines out of line (in impl/*.ipp files next to their headers) are only
+// declared by the headers and compiled once by <dml/src.hpp>; without it
+// the headers include those files and the functions are inline.
+#if defined(DML_SEPARATE_COMPILATION)
+#define DML_DECL
+#else
+#define DML_DECL inline
+#endif

@@ -84,19 +84,7 @@ namespace detail {
 
 enum class state : int { running, finished, stopped, failed };
 
-inline const char* describe(state s) {
-  switch (s) {
-    case state::running:
-      return "running";
-    case state::finished:
-      return "returned from its function";
-    case state::stopped:
-      return "stopped";
-    case state::failed:
-      return "threw an exception";
-  }
-  return "?";
-}
+DML_DECL const char* describe(state s);
 
 // One member's part of a segment. Every access goes through std::atomic_ref
 // so concurrent one-sided writes and local reads are not data races.
@@ -106,14 +94,7 @@ struct memory {
 };
 
 struct world {
-  explicit world(std::size_t n, options o) : size(n), opts(std::move(o)), states(n), killed(n), failed_at(n) {
-    for (auto& s : states) s.store(state::running);
-    for (auto& k : killed) k.store(false);
-    arrived.assign(n, false);
-    records.resize(n);
-    dying_in.assign(n, 0);
-    for (member_id m = 0; m < n; ++m) current.live.push_back(m);
-  }
+  explicit world(std::size_t n, options o);
 
   std::size_t size;
   options opts;
@@ -149,44 +130,11 @@ struct world {
 
   // Sets a final state; a failure is time-stamped for the detection figures
   // (once: a stopped member's state is set again when its thread ends).
-  void finish(member_id m, state s) {
-    {
-      std::lock_guard lock(mutex);
-      if (states[m].load(std::memory_order_acquire) != state::running) return;
-      if (s == state::stopped || s == state::failed) failed_at[m] = std::chrono::steady_clock::now();
-      states[m].store(s, std::memory_order_release);
-    }
-    cv.notify_all();
-  }
+  void finish(member_id m, state s);
 
   // Under `mutex`: installs a new view without the dead members of the
   // current one, if there are any. Returns whether it did.
-  bool agree_locked() {
-    comm::membership_view next;
-    next.epoch = current.epoch + 1;
-    // A member that returned from its function cannot take part in a
-    // rebuild either: it leaves with the dead (but alone triggers nothing).
-    std::vector<member_id> dead;
-    for (member_id m : current.live) {
-      const auto s = states[m].load(std::memory_order_acquire);
-      if (s == state::running)
-        next.live.push_back(m);
-      else if (s != state::finished)
-        dead.push_back(m);
-    }
-    if (dead.empty()) return false;
-    auto first = failed_at[dead.front()];
-    for (member_id m : dead) first = std::min(first, failed_at[m]);
-    detection.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - first).count());
-    current = std::move(next);
-    // A rendezvous of the old view can never complete: its waiters notice
-    // the new epoch and leave.
-    arrived.assign(size, false);
-    records.assign(size, {});
-    epoch.store(current.epoch, std::memory_order_release);
-    cv.notify_all();
-    return true;
-  }
+  bool agree_locked();
 
   [[nodiscard]] bool alive(member_id m) const {
     const auto s = states[m].load(std::memory_order_acquire);
@@ -199,19 +147,7 @@ struct world {
   }
 };
 
-inline void copy_in(std::uint64_t* dst, std::span<const std::byte> src) {
-  const std::size_t full = src.size() / 8;
-  for (std::size_t i = 0; i < full; ++i) {
-    std::uint64_t w;
-    std::memcpy(&w, src.data() + 8 * i, 8);
-    std::atomic_ref<std::uint64_t>(dst[i]).store(w, std::memory_order_release);
-  }
-  if (const std::size_t tail = src.size() % 8; tail != 0) {
-    std::uint64_t w = 0;
-    std::memcpy(&w, src.data() + 8 * full, tail);
-    std::atomic_ref<std::uint64_t>(dst[full]).store(w, std::memory_order_release);
-  }
-}
+DML_DECL void copy_in(std::uint64_t* dst, std::span<const std::byte> src);
 
 }  // namespace detail
 
@@ -263,27 +199,12 @@ class segment : ::dml::detail::segment_impl::segment_base<segment, context> {
   friend handle_base;
   static constexpr const char* who = "dml::comm::inproc";
 
-  segment(context* ctx, std::vector<std::shared_ptr<detail::memory>> parts, member_id own)
-      : parts_(std::move(parts)), own_(own) {
-    ctx_ = ctx;
-    data_words_.assign(parts_.size(), 0);
-    control_words_.assign(parts_.size(), 0);
-    for (member_id m = 0; m < parts_.size(); ++m)
-      if (parts_[m]) {
-        data_words_[m] = parts_[m]->data.size();
-        control_words_[m] = parts_[m]->control.size();
-      }
-  }
+  segment(context* ctx, std::vector<std::shared_ptr<detail::memory>> parts, member_id own);
 
   [[nodiscard]] member_id own() const noexcept { return own_; }
   [[nodiscard]] detail::memory& own_part() const { return *parts_[own_]; }
   // A member outside the view the segment was created in has no part.
-  [[nodiscard]] detail::memory& part(member_id m) const {
-    if (m >= parts_.size() || !parts_[m])
-      throw peer_failure(m, "dml::comm::inproc: member " + std::to_string(m) +
-                                " has no part in this segment (it was not in the view that created it)");
-    return *parts_[m];
-  }
+  [[nodiscard]] detail::memory& part(member_id m) const;
   // Before a member's part is looked up: one without a part is named.
   void check_member(member_id m) const { (void)part(m); }
 
@@ -304,14 +225,7 @@ class context {
   using policy_slot = slot::transport;
   using segment_type = segment;
 
-  context(std::shared_ptr<detail::world> w, member_id rank)
-      : world_(std::move(w)), rank_(rank), rng_(world_->opts.seed + 0x9e3779b97f4a7c15ULL * (rank + 1)) {
-    for (auto& [m, d] : world_->opts.slow_members)
-      if (m == rank_) slow_ += d;
-    for (auto& [m, t] : world_->opts.kill_at)
-      if (m == rank_) kill_at_ = std::min(kill_at_, t);
-    for (member_id m = 0; m < world_->size; ++m) view_.live.push_back(m);
-  }
+  context(std::shared_ptr<detail::world> w, member_id rank);
   context(const context&) = delete;
   context& operator=(const context&) = delete;
 
@@ -336,18 +250,7 @@ class context {
   /// other survivor has. The in-process failure detector is perfect and the
   /// decision is taken once under the group's lock, so this never waits.
   /// Returns the current view when nothing failed.
-  comm::agreement agree_on_survivors(std::chrono::steady_clock::time_point /*deadline*/) {
-    std::lock_guard lock(world_->mutex);
-    (void)world_->agree_locked();
-    comm::agreement a;
-    if (world_->current.epoch != view_.epoch) {
-      a.detection_seconds = world_->detection[view_.epoch];  // the first view this member missed
-      view_ = world_->current;
-      segments_created_ = 0;
-    }
-    a.view = view_;
-    return a;
-  }
+  comm::agreement agree_on_survivors(std::chrono::steady_clock::time_point /*deadline*/);
 
   /// Whether a background thread of this member may use the context while
   /// its own thread does not (vectors' scatter_async()): yes.
@@ -380,27 +283,7 @@ class context {
 
   /// Collective: allocates this member's part (zeroed) and returns a handle
   /// reaching every member's part.
-  segment create_segment(std::size_t data_words, std::size_t control_words) {
-    auto mine = std::make_shared<detail::memory>();
-    mine->data.assign(data_words, 0);
-    mine->control.assign(control_words, 0);
-    // Segments are keyed by the view and their order in it, so members that
-    // made a different number of segments before a view change still meet
-    // in the same one after it.
-    const std::pair<std::uint64_t, std::size_t> key{view_.epoch, segments_created_++};
-    {
-      std::lock_guard lock(world_->mutex);
-      auto& parts = world_->segments[key].parts;
-      if (parts.empty()) parts.resize(world_->size);
-      parts[rank_] = std::move(mine);
-    }
-    (void)rendezvous({}, "create_segment");
-    std::lock_guard lock(world_->mutex);
-    const auto it = world_->segments.find(key);
-    segment s(this, it->second.parts, rank_);
-    if (++it->second.picked == view_.live.size()) world_->segments.erase(it);
-    return s;
-  }
+  segment create_segment(std::size_t data_words, std::size_t control_words);
 
   /// Fault injection: this member stops abruptly, as if its process died.
   /// Never returns. Others see it as failed from now on.
@@ -412,11 +295,7 @@ class context {
   /// Fault injection from another member: m stops at its next transport
   /// operation (a thread cannot be killed from outside at an arbitrary
   /// instruction). Others see it as failed from then on.
-  void kill(member_id m) {
-    if (m >= world_->size) throw config_error("dml::comm::inproc::kill: no member " + std::to_string(m));
-    world_->killed[m].store(true, std::memory_order_release);
-    world_->notify();
-  }
+  void kill(member_id m);
 
   /// Straggler injection at a chosen point: sleeps and then acts as an
   /// ordinary transport operation (a stop requested meanwhile takes effect).
@@ -426,13 +305,7 @@ class context {
   }
 
   /// Called before every transport operation: applies kills and delays.
-  void before_operation() {
-    if (kill_due()) stop();
-    auto d = slow_;
-    if (const auto max = world_->opts.max_random_delay.count(); max > 0)
-      d += std::chrono::microseconds(static_cast<long long>(rng_.below(static_cast<std::uint64_t>(max) + 1)));
-    if (d.count() > 0) std::this_thread::sleep_for(d);
-  }
+  void before_operation();
 
   /// True once member m returned normally from its function (it is not
   /// failed, but will never write again).
@@ -446,111 +319,19 @@ class context {
   }
 
   /// Throws `dml::peer_failure` if member m has failed; for wait loops.
-  void require_alive(member_id m, const char* waiting_for) const {
-    const auto s = world_->states[m].load(std::memory_order_acquire);
-    if (s == detail::state::stopped || s == detail::state::failed)
-      throw peer_failure(m, "dml: member " + std::to_string(rank_) + " waited for member " +
-                                std::to_string(m) + " (" + waiting_for + "), which " + detail::describe(s));
-  }
+  void require_alive(member_id m, const char* waiting_for) const;
 
  private:
   // Under the world's mutex, with this member's view older than the group's.
-  [[noreturn]] void throw_stale_locked() const {
-    const auto removed = dml::detail::removed_members(view_.live, world_->current.live);
-    const member_id who = removed.empty() ? rank_ : removed.front();
-    throw peer_failure(who, "dml: member " + std::to_string(rank_) + " is in view " +
-                                std::to_string(view_.epoch) + " but the group agreed on view " +
-                                std::to_string(world_->current.epoch) + " without member(s) " +
-                                dml::detail::member_list(removed));
-  }
+  [[noreturn]] void throw_stale_locked() const;
 
-  std::vector<std::vector<std::byte>> rendezvous(std::span<const std::byte> record, const char* what) {
-    before_operation();
-    auto& w = *world_;
-    std::unique_lock lock(w.mutex);
-    if (w.current.epoch != view_.epoch) throw_stale_locked();
-    const std::uint64_t gen = w.generation;
-    w.records[rank_].assign(record.begin(), record.end());
-    w.arrived[rank_] = true;
-    if (std::string_view(what) == "barrier")
-      for (const auto& [m, k] : w.opts.die_inside_barrier)
-        if (m == rank_ && k == barriers_entered_) w.dying_in[rank_] = gen + 1;
-    std::size_t count = 0;
-    for (member_id m : view_.live) count += w.arrived[m] ? 1 : 0;
-    if (count == view_.live.size()) {
-      std::vector<std::vector<std::byte>> ordered;
-      ordered.reserve(view_.live.size());
-      for (member_id m : view_.live) ordered.push_back(std::move(w.records[m]));
-      w.result = std::make_shared<const std::vector<std::vector<std::byte>>>(std::move(ordered));
-      w.records.assign(w.size, {});
-      w.arrived.assign(w.size, false);
-      for (member_id m : view_.live)
-        if (w.dying_in[m] == gen + 1) {  // die_inside_barrier: completed, and m dies
-          w.died_inside[gen] = m;
-          w.failed_at[m] = std::chrono::steady_clock::now();
-          w.states[m].store(detail::state::stopped, std::memory_order_release);
-          break;
-        }
-      ++w.generation;
-      w.cv.notify_all();
-      return completed_locked(lock, gen, what);
-    }
-    const auto deadline = std::chrono::steady_clock::now() + wait_limit_;
-    while (w.generation == gen) {
-      if (w.current.epoch != view_.epoch) {
-        w.arrived[rank_] = false;
-        throw_stale_locked();
-      }
-      // A failed member is the root cause even when others returned after
-      // noticing it, so failures are reported before early returns.
-      std::optional<member_id> returned;
-      for (member_id m : view_.live) {
-        if (w.arrived[m]) continue;
-        const auto s = w.states[m].load(std::memory_order_acquire);
-        if (s == detail::state::finished && !returned) returned = m;
-        if (s == detail::state::stopped || s == detail::state::failed) {
-          w.arrived[rank_] = false;  // withdraw, so the rendezvous stays consistent
-          throw peer_failure(m, "dml: member " + std::to_string(rank_) + " waited in " + what +
-                                    " for member " + std::to_string(m) + ", which " + detail::describe(s));
-        }
-      }
-      if (returned) {
-        w.arrived[rank_] = false;
-        throw config_error("dml: member " + std::to_string(rank_) + " waits in " + what + " for member " +
-                           std::to_string(*returned) +
-                           ", which returned from its function without entering it");
-      }
-      if (kill_due()) {
-        w.arrived[rank_] = false;
-        lock.unlock();
-        stop();
-      }
-      if (std::chrono::steady_clock::now() > deadline) {
-        w.arrived[rank_] = false;
-        throw timeout(
-            "dml: member " + std::to_string(rank_) + " waited in " + what + " longer than " +
-            std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(wait_limit_).count()) +
-            " ms");
-      }
-      w.cv.wait_for(lock, std::chrono::milliseconds(5));
-    }
-    return completed_locked(lock, gen, what);
-  }
+  std::vector<std::vector<std::byte>> rendezvous(std::span<const std::byte> record, const char* what);
 
   // The result of the rendezvous of generation `gen`, as this member sees
   // it: with options::die_inside_barrier the member that died inside it
   // stops, and the members above it see its death instead of the result.
   std::vector<std::vector<std::byte>> completed_locked(std::unique_lock<std::mutex>& lock, std::uint64_t gen,
-                                                       const char* what) {
-    auto& w = *world_;
-    const auto it = w.died_inside.find(gen);
-    if (it == w.died_inside.end() || rank_ < it->second) return *w.result;
-    const member_id victim = it->second;
-    lock.unlock();
-    if (rank_ == victim) throw stopped{};
-    throw peer_failure(victim, "dml: member " + std::to_string(rank_) + " waited in " + what +
-                                   " for member " + std::to_string(victim) + ", which stopped");
-  }
+                                                       const char* what);
 
   friend class segment;
   std::shared_ptr<detail::world> world_;
@@ -571,37 +352,6 @@ class context {
   membership_view view_;
   comm::attributes attributes_;
 };
-
-inline void segment::put(member_id target, std::size_t word, std::span<const std::byte> bytes) {
-  require_handle();
-  ctx_->before_operation();
-  check_range(target, word, bytes.size());
-  if (!ctx_->world_->alive(target)) return;  // like a write to a dead host: lost; flush reports it
-  detail::copy_in(parts_[target]->data.data() + word, bytes);
-}
-
-inline void segment::flush(member_id target) {
-  require_handle();
-  (void)part(target);  // a member outside the segment is named, not looked up past the group
-  ctx_->require_alive(target, "flush of its writes");
-}
-
-inline std::uint64_t segment::fetch_add(member_id target, std::size_t control_word, std::uint64_t value) {
-  require_handle();
-  ctx_->before_operation();
-  auto& control = part(target).control;
-  ctx_->require_alive(target, "remote atomic");
-  check_control(target, control_word);
-  return std::atomic_ref<std::uint64_t>(control[control_word]).fetch_add(value, std::memory_order_acq_rel);
-}
-
-inline void segment::get(member_id source, std::size_t word, std::span<std::byte> out) {
-  require_handle();
-  ctx_->before_operation();
-  check_range(source, word, out.size());
-  ctx_->require_alive(source, "one-sided read");  // like a read from a dead host: it fails
-  ::dml::detail::segment_impl::atomic_copy_out(out, parts_[source]->data.data() + word);
-}
 
 /// Starts n ranks as threads, runs fn(context&) on each and joins them. If
 /// any rank throws, the first exception thrown is rethrown here; dml's own
@@ -664,3 +414,7 @@ void run(std::size_t n, Fn&& fn, options opts = {}) {
 
 }  // namespace comm::inproc
 DML_END_NAMESPACE
+
+#if !defined(DML_SEPARATE_COMPILATION)
+#include <dml/comm/impl/inproc.ipp>
+#endif

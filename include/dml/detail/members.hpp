@@ -14,22 +14,15 @@ DML_BEGIN_NAMESPACE
 namespace detail {
 
 /// Members of `before` missing from `after` (both ascending).
-[[nodiscard]] inline std::vector<member_id> removed_members(const std::vector<member_id>& before,
-                                                            const std::vector<member_id>& after) {
-  std::vector<member_id> out;
-  std::set_difference(before.begin(), before.end(), after.begin(), after.end(), std::back_inserter(out));
-  return out;
-}
+[[nodiscard]] DML_DECL std::vector<member_id> removed_members(const std::vector<member_id>& before,
+                                                              const std::vector<member_id>& after);
 
 /// "3, 5": a list of members for messages.
-[[nodiscard]] inline std::string member_list(const std::vector<member_id>& ms) {
-  std::string s;
-  for (std::size_t i = 0; i < ms.size(); ++i) {
-    if (i != 0) s.append(", ");
-    s.append(std::to_string(ms[i]));
-  }
-  return s;
-}
+[[nodiscard]] DML_DECL std::string member_list(const std::vector<member_id>& ms);
 
 }  // namespace detail
 DML_END_NAMESPACE
+
+#if !defined(DML_SEPARATE_COMPILATION)
+#include <dml/detail/impl/members.ipp>
+#endif

@@ -126,13 +126,7 @@ struct state {
   std::uint64_t barrier_pending = 0;
 };
 
-inline policy policy_from_env(const char* who) {
-  const char* p = std::getenv("DML_FAILURE_POLICY");
-  const std::string v = p ? p : "";
-  if (v == "abort") return policy::abort;
-  if (v == "tolerate" || v.empty()) return policy::tolerate;
-  throw config_error(std::string(who) + ": DML_FAILURE_POLICY is '" + v + "'; use 'tolerate' or 'abort'");
-}
+DML_DECL policy policy_from_env(const char* who);
 
 /// Sets `comm`'s wait limit to `limit` while it lives (when that is
 /// longer and the context lets it be changed), then puts the previous one
@@ -190,26 +184,15 @@ class interruption_scope {
 };
 
 /// What the abort policy throws on member `rank` once the survivors agreed.
-[[nodiscard]] inline peer_failure abort_failure(member_id rank, const std::vector<member_id>& removed,
-                                                std::uint64_t epoch) {
-  return peer_failure(removed.empty() ? rank : removed.front(),
-                      "dml::fault: member " + std::to_string(rank) + ": member(s) " + list(removed) +
-                          " failed; the survivors agreed on view " + std::to_string(epoch) +
-                          " and the failure policy is abort");
-}
+[[nodiscard]] DML_DECL peer_failure abort_failure(member_id rank, const std::vector<member_id>& removed,
+                                                  std::uint64_t epoch);
 
 /// What every survivor throws when a view change leaves fewer members than
 /// the tolerate policy's minimum (a guard against going on as a small
 /// partition of the group).
-[[nodiscard]] inline peer_failure too_few_survivors(member_id rank, const std::vector<member_id>& removed,
-                                                    std::uint64_t epoch, std::size_t survivors,
-                                                    std::size_t minimum) {
-  return peer_failure(removed.empty() ? rank : removed.front(),
-                      "dml::fault: member " + std::to_string(rank) + ": member(s) " + list(removed) +
-                          " failed; view " + std::to_string(epoch) + " has " + std::to_string(survivors) +
-                          " members, fewer than the minimum of " + std::to_string(minimum) +
-                          " survivors (min_survivors), so every survivor stops");
-}
+[[nodiscard]] DML_DECL peer_failure too_few_survivors(member_id rank, const std::vector<member_id>& removed,
+                                                      std::uint64_t epoch, std::size_t survivors,
+                                                      std::size_t minimum);
 
 // A barrier whose completion reached some members and not others (one
 // died inside it) counts as completed for all: every member had entered
@@ -419,14 +402,7 @@ class subscription {
     state_->subscribers.push_back(entry_.get());
   }
   subscription(subscription&&) noexcept = default;
-  subscription& operator=(subscription&& o) noexcept {
-    if (this != &o) {
-      reset();
-      state_ = std::move(o.state_);
-      entry_ = std::move(o.entry_);
-    }
-    return *this;
-  }
+  subscription& operator=(subscription&& o) noexcept;
   subscription(const subscription&) = delete;
   subscription& operator=(const subscription&) = delete;
   ~subscription() { reset(); }
@@ -438,17 +414,14 @@ class subscription {
   [[nodiscard]] bool active() const noexcept { return entry_ != nullptr; }
 
  private:
-  void reset() noexcept {
-    if (!entry_) return;
-    auto& list = state_->subscribers;
-    const auto it = std::find(list.begin(), list.end(), entry_.get());
-    if (it != list.end()) list.erase(it);
-    entry_.reset();
-    state_.reset();
-  }
+  void reset() noexcept;
   std::shared_ptr<detail::state> state_;  // outlives the context if need be
   std::unique_ptr<detail::subscriber> entry_;
 };
 
 }  // namespace fault
 DML_END_NAMESPACE
+
+#if !defined(DML_SEPARATE_COMPILATION)
+#include <dml/fault/impl/membership.ipp>
+#endif

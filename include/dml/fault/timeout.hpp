@@ -72,17 +72,7 @@ struct adaptive_timeout {
   std::size_t window = 32;
 
   /// Throws `dml::config_error` naming the bad setting.
-  void validate(const char* who = "dml::fault::adaptive_timeout") const {
-    const std::string w(who);
-    if (!(factor >= 1) || !std::isfinite(factor))
-      throw config_error(w + ": factor is " + std::to_string(factor) + "; give a finite number >= 1");
-    if (floor.count() <= 0)
-      throw config_error(w + ": floor is " + std::to_string(floor.count()) + " ms; give a positive duration");
-    if (ceiling < floor)
-      throw config_error(w + ": ceiling (" + std::to_string(ceiling.count()) + " ms) is below the floor (" +
-                         std::to_string(floor.count()) + " ms)");
-    if (window == 0) throw config_error(w + ": window is 0; the estimate needs at least one round");
-  }
+  void validate(const char* who = "dml::fault::adaptive_timeout") const;
 };
 
 /// The estimator alone, without a context: feed it round times with
@@ -93,21 +83,10 @@ class timeout_estimator {
  public:
   using duration = std::chrono::steady_clock::duration;
 
-  explicit timeout_estimator(adaptive_timeout s = {}) : s_(s) {
-    s_.validate();
-    recent_.reserve(std::min<std::size_t>(s_.window, 1024));
-  }
+  explicit timeout_estimator(adaptive_timeout s = {});
 
   /// One round took `seconds`.
-  void observe(double seconds) {
-    if (!(seconds > 0)) seconds = 0;  // negative and NaN
-    if (recent_.size() < s_.window)
-      recent_.push_back(seconds);
-    else
-      recent_[next_] = seconds;
-    next_ = (next_ + 1) % s_.window;
-    ++samples_;
-  }
+  void observe(double seconds);
 
   /// The estimate in seconds: the longest of the last `window` rounds (0
   /// before the first).
@@ -120,15 +99,7 @@ class timeout_estimator {
   [[nodiscard]] std::uint64_t samples() const noexcept { return samples_; }
   /// T = clamp(factor x estimate, floor, ceiling); the ceiling before the
   /// first round.
-  [[nodiscard]] duration timeout() const {
-    if (samples_ == 0) return s_.ceiling;
-    const double t = s_.factor * estimate();  // seconds; may be inf
-    const double lo = std::chrono::duration<double>(s_.floor).count();
-    const double hi = std::chrono::duration<double>(s_.ceiling).count();
-    if (!(t < hi)) return s_.ceiling;
-    if (t <= lo) return s_.floor;
-    return std::chrono::duration_cast<duration>(std::chrono::duration<double>(t));
-  }
+  [[nodiscard]] duration timeout() const;
   [[nodiscard]] const adaptive_timeout& settings() const noexcept { return s_; }
 
  private:
@@ -160,33 +131,7 @@ struct timeout_state {
 
 /// DML_ADAPTIVE_TIMEOUT: unset, empty or "off": fixed timeouts; "on": the
 /// default settings; "FLOOR_MS:CEILING_MS" or "FLOOR_MS:CEILING_MS:FACTOR".
-inline std::optional<adaptive_timeout> adaptive_timeout_from_env(const char* who) {
-  const char* p = std::getenv("DML_ADAPTIVE_TIMEOUT");
-  const std::string v = p ? p : "";
-  if (v.empty() || v == "off") return std::nullopt;
-  adaptive_timeout s;
-  if (v == "on") return s;
-  const auto bad = [&] {
-    return config_error(std::string(who) + ": DML_ADAPTIVE_TIMEOUT is '" + v +
-                        "'; use 'on', 'off', 'FLOOR_MS:CEILING_MS' or 'FLOOR_MS:CEILING_MS:FACTOR'");
-  };
-  const char* at = v.c_str();
-  char* end = nullptr;
-  const long long floor_ms = std::strtoll(at, &end, 10);
-  if (end == at || *end != ':') throw bad();
-  at = end + 1;
-  const long long ceiling_ms = std::strtoll(at, &end, 10);
-  if (end == at || (*end != '\0' && *end != ':')) throw bad();
-  if (*end == ':') {
-    at = end + 1;
-    s.factor = std::strtod(at, &end);
-    if (end == at || *end != '\0') throw bad();
-  }
-  s.floor = std::chrono::milliseconds(floor_ms);
-  s.ceiling = std::chrono::milliseconds(ceiling_ms);
-  s.validate((std::string(who) + ": DML_ADAPTIVE_TIMEOUT").c_str());
-  return s;
-}
+DML_DECL std::optional<adaptive_timeout> adaptive_timeout_from_env(const char* who);
 
 // Turning it on: the heartbeat timeout may come down to floor / 2 on any
 // member, so this member's heartbeat beats often enough for that from now
@@ -291,3 +236,7 @@ template <adaptable_transport Comm>
 
 }  // namespace fault
 DML_END_NAMESPACE
+
+#if !defined(DML_SEPARATE_COMPILATION)
+#include <dml/fault/impl/timeout.ipp>
+#endif

@@ -48,9 +48,7 @@ class graph {
   /// names the out-neighbours of member i, in any order.
   /// @throws dml::config_error when there are no members, or a list names a
   ///         member out of range, the member itself, or the same member twice.
-  explicit graph(std::vector<std::vector<member_id>> out_lists) : members_(iota_ids(out_lists.size())) {
-    init(std::move(out_lists));
-  }
+  explicit graph(std::vector<std::vector<member_id>> out_lists);
 
   /// Graph over the given members (strictly ascending original ids, e.g. the
   /// survivors of a failure); out_lists[i] names, in original ids, the
@@ -58,10 +56,7 @@ class graph {
   /// `graph({{1}, {0}})` is not ambiguous with a copy from a braced graph.)
   /// @throws dml::config_error as above, and when the ids are not strictly
   ///         ascending or the two lists differ in length.
-  graph(std::span<const member_id> members, std::vector<std::vector<member_id>> out_lists)
-      : members_(members.begin(), members.end()) {
-    init(std::move(out_lists));
-  }
+  graph(std::span<const member_id> members, std::vector<std::vector<member_id>> out_lists);
 
   /// Number of members.
   [[nodiscard]] std::size_t size() const noexcept { return members_.size(); }
@@ -75,10 +70,7 @@ class graph {
   /// Position of member `id` in members(): the dense index 0..size()-1 that
   /// per-member arrays (receive slots, degrees) are indexed by.
   /// @throws dml::config_error when `id` is not a member.
-  [[nodiscard]] std::size_t index_of(member_id id) const {
-    if (const auto i = find_index(id)) return *i;
-    throw config_error("graph: " + std::to_string(id) + " is not a member (" + describe_members() + ")");
-  }
+  [[nodiscard]] std::size_t index_of(member_id id) const;
 
   /// Out-neighbours of member `id` (whom it sends to), ascending original ids.
   /// @throws dml::config_error when `id` is not a member.
@@ -129,14 +121,7 @@ class graph {
 
   /// The weight `to` gives what `from` sends it: 1 without weights, 0 when
   /// there is no such edge.
-  [[nodiscard]] double weight(member_id from, member_id to) const noexcept {
-    if (!has_edge(from, to)) return 0;
-    if (!has_weights()) return 1;
-    const auto j = *find_index(to);
-    const auto first = in_ids_.begin() + static_cast<std::ptrdiff_t>(in_offsets_[j]);
-    const auto last = in_ids_.begin() + static_cast<std::ptrdiff_t>(in_offsets_[j + 1]);
-    return in_weights_[static_cast<std::size_t>(std::lower_bound(first, last, from) - in_ids_.begin())];
-  }
+  [[nodiscard]] double weight(member_id from, member_id to) const noexcept;
 
   /// The same graph with mixing weights: rows[i] is the row of members()[i]
   /// (its self weight and one (sender, weight) per in-neighbour, any order).
@@ -146,60 +131,7 @@ class graph {
   ///         or leaves an in-neighbour out, or a weight is not finite, an
   ///         edge weight is not > 0, a self weight is < 0, or a member with
   ///         no in-neighbours has self weight 0.
-  [[nodiscard]] graph with_weights(std::vector<mixing_row> rows) const {
-    graph g = *this;
-    g.self_weights_.clear();
-    g.in_weights_.clear();
-    if (rows.empty()) return g;
-    if (rows.size() != size()) {
-      throw config_error("graph: " + std::to_string(rows.size()) + " mixing rows for " +
-                         detail::members_phrase(size()) + "; there must be one row per member");
-    }
-    g.self_weights_.resize(size());
-    g.in_weights_.assign(in_ids_.size(), 0.0);
-    std::vector<bool> seen(in_ids_.size(), false);
-    for (std::size_t i = 0; i < size(); ++i) {
-      const member_id me = members_[i];
-      const auto& row = rows[i];
-      if (!std::isfinite(row.self) || row.self < 0) {
-        throw config_error("graph: member " + std::to_string(me) + "'s self weight is " + number(row.self) +
-                           "; a self weight must be finite and >= 0");
-      }
-      if (row.self == 0 && in_offsets_[i] == in_offsets_[i + 1]) {
-        throw config_error(
-            "graph: member " + std::to_string(me) +
-            " has self weight 0 and no in-neighbours, so its row of the mixing matrix is empty");
-      }
-      g.self_weights_[i] = row.self;
-      for (const auto& [from, w] : row.in) {
-        const auto first = in_ids_.begin() + static_cast<std::ptrdiff_t>(in_offsets_[i]);
-        const auto last = in_ids_.begin() + static_cast<std::ptrdiff_t>(in_offsets_[i + 1]);
-        const auto it = std::lower_bound(first, last, from);
-        if (it == last || *it != from) {
-          throw config_error("graph: member " + std::to_string(me) + "'s mixing row gives a weight to " +
-                             std::to_string(from) + ", which does not send to it");
-        }
-        const auto e = static_cast<std::size_t>(it - in_ids_.begin());
-        if (seen[e]) {
-          throw config_error("graph: member " + std::to_string(me) + "'s mixing row weighs edge " +
-                             edge_string(from, me) + " twice");
-        }
-        if (!std::isfinite(w) || !(w > 0)) {
-          throw config_error("graph: the weight of edge " + edge_string(from, me) + " is " + number(w) +
-                             "; an edge weight must be finite and > 0 (leave a zero-weight edge out)");
-        }
-        seen[e] = true;
-        g.in_weights_[e] = w;
-      }
-      for (std::size_t e = in_offsets_[i]; e < in_offsets_[i + 1]; ++e) {
-        if (!seen[e]) {
-          throw config_error("graph: member " + std::to_string(me) + "'s mixing row has no weight for edge " +
-                             edge_string(in_ids_[e], me));
-        }
-      }
-    }
-    return g;
-  }
+  [[nodiscard]] graph with_weights(std::vector<mixing_row> rows) const;
 
   /// Same members, same edges and same weights (or both without).
   friend bool operator==(const graph& a, const graph& b) noexcept {
@@ -209,58 +141,7 @@ class graph {
 
  private:
   // Validates the out-lists of members_ and lays out both adjacency arrays.
-  void init(std::vector<std::vector<member_id>> out_lists) {
-    if (members_.empty()) throw config_error("graph: a graph needs at least one member, got none");
-    if (out_lists.size() != members_.size()) {
-      throw config_error("graph: " + detail::members_phrase(members_.size()) + " but " +
-                         std::to_string(out_lists.size()) +
-                         " out-lists; there must be one out-list per member");
-    }
-    for (std::size_t i = 1; i < members_.size(); ++i) {
-      if (members_[i] <= members_[i - 1]) {
-        throw config_error("graph: member ids must be strictly ascending, but " +
-                           std::to_string(members_[i]) + " follows " + std::to_string(members_[i - 1]));
-      }
-    }
-    dense_ = members_.back() == members_.size() - 1;  // ascending ids ending at n-1 are exactly 0..n-1
-
-    const std::size_t n = members_.size();
-    std::vector<std::size_t> in_degree(n, 0);
-    out_offsets_.assign(n + 1, 0);
-    for (std::size_t i = 0; i < n; ++i) {
-      auto& list = out_lists[i];
-      std::sort(list.begin(), list.end());
-      for (std::size_t e = 0; e < list.size(); ++e) {
-        const member_id to = list[e];
-        if (to == members_[i]) {
-          throw config_error("graph: self-edge " + edge_string(to, to) + ": a member cannot send to itself");
-        }
-        if (e > 0 && list[e - 1] == to) {
-          throw config_error("graph: edge " + edge_string(members_[i], to) + " is listed twice");
-        }
-        const auto j = find_index(to);
-        if (!j) {
-          throw config_error("graph: edge " + edge_string(members_[i], to) + " names " + std::to_string(to) +
-                             ", which is not a member (" + describe_members() + ")");
-        }
-        ++in_degree[*j];
-      }
-      out_offsets_[i + 1] = out_offsets_[i] + list.size();
-    }
-    out_ids_.reserve(out_offsets_[n]);
-    for (const auto& list : out_lists) out_ids_.insert(out_ids_.end(), list.begin(), list.end());
-
-    // In-lists: visiting senders in ascending order leaves each list sorted.
-    in_offsets_.assign(n + 1, 0);
-    for (std::size_t j = 0; j < n; ++j) in_offsets_[j + 1] = in_offsets_[j] + in_degree[j];
-    in_ids_.resize(out_ids_.size());
-    std::vector<std::size_t> fill(in_offsets_.begin(), in_offsets_.end() - 1);
-    for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t e = out_offsets_[i]; e < out_offsets_[i + 1]; ++e) {
-        in_ids_[fill[*find_index(out_ids_[e])]++] = members_[i];
-      }
-    }
-  }
+  void init(std::vector<std::vector<member_id>> out_lists);
 
   static std::vector<member_id> iota_ids(std::size_t n) {
     std::vector<member_id> ids(n);
@@ -268,11 +149,7 @@ class graph {
     return ids;
   }
 
-  static std::string number(double x) {  // as std::ostream prints it, without <sstream>
-    char text[32];
-    std::snprintf(text, sizeof text, "%g", x);
-    return text;
-  }
+  static std::string number(double x);  // as std::ostream prints it, without <sstream>
 
   static std::string edge_string(member_id from, member_id to) {
     return std::to_string(from) + " -> " + std::to_string(to);
@@ -289,16 +166,7 @@ class graph {
   }
 
   // Lists the members in messages, shortened when there are many.
-  [[nodiscard]] std::string describe_members() const {
-    if (dense_) return "members are 0.." + std::to_string(members_.size() - 1);
-    std::string s = "members are";
-    const std::size_t shown = std::min<std::size_t>(members_.size(), 12);
-    for (std::size_t i = 0; i < shown; ++i) s += " " + std::to_string(members_[i]);
-    if (shown < members_.size()) {
-      s += " ... " + std::to_string(members_.back()) + " (" + detail::members_phrase(members_.size()) + ")";
-    }
-    return s;
-  }
+  [[nodiscard]] std::string describe_members() const;
 
   std::vector<member_id> members_;
   bool dense_ = false;  // members_ is 0..n-1, so an id is its own index
@@ -319,31 +187,12 @@ struct dense_adjacency {
   std::vector<std::vector<std::size_t>> out;
   std::vector<std::vector<std::size_t>> in;
 
-  explicit dense_adjacency(const topology::graph& g) : out(g.size()), in(g.size()) {
-    const auto members = g.members();
-    for (std::size_t i = 0; i < members.size(); ++i) {
-      for (const member_id j : g.out(members[i])) out[i].push_back(g.index_of(j));
-      for (const member_id j : g.in(members[i])) in[i].push_back(g.index_of(j));
-    }
-  }
+  explicit dense_adjacency(const topology::graph& g);
 };
 
 /// Breadth-first hop counts from `source` along `adj`; -1 when unreachable.
-inline std::vector<long> bfs_distances(const std::vector<std::vector<std::size_t>>& adj, std::size_t source) {
-  std::vector<long> dist(adj.size(), -1);
-  std::vector<std::size_t> queue{source};
-  dist[source] = 0;
-  for (std::size_t head = 0; head < queue.size(); ++head) {
-    const std::size_t u = queue[head];
-    for (const std::size_t v : adj[u]) {
-      if (dist[v] < 0) {
-        dist[v] = dist[u] + 1;
-        queue.push_back(v);
-      }
-    }
-  }
-  return dist;
-}
+DML_DECL std::vector<long> bfs_distances(const std::vector<std::vector<std::size_t>>& adj,
+                                         std::size_t source);
 
 }  // namespace detail
 
@@ -438,19 +287,7 @@ template <class G>
 /// when the graph is strongly connected. The pair is found from the smallest
 /// member s: (s, t) for the smallest t that s cannot reach, otherwise (t, s)
 /// for the smallest t that cannot reach s.
-[[nodiscard]] inline std::optional<std::pair<member_id, member_id>> find_unreachable_pair(const graph& g) {
-  const detail::dense_adjacency adj(g);
-  const auto members = g.members();
-  const auto forward = detail::bfs_distances(adj.out, 0);
-  for (std::size_t t = 0; t < forward.size(); ++t) {
-    if (forward[t] < 0) return std::pair{members[0], members[t]};
-  }
-  const auto backward = detail::bfs_distances(adj.in, 0);
-  for (std::size_t t = 0; t < backward.size(); ++t) {
-    if (backward[t] < 0) return std::pair{members[t], members[0]};
-  }
-  return std::nullopt;
-}
+[[nodiscard]] DML_DECL std::optional<std::pair<member_id, member_id>> find_unreachable_pair(const graph& g);
 
 /// Whether every member can reach every other along directed edges, i.e.
 /// every update eventually influences every member. A one-member graph is
@@ -463,41 +300,19 @@ template <class G>
 /// message, e.g. "topology 'edges' over 4 members is not strongly connected:
 /// member 3 cannot reach member 0".
 /// @throws dml::config_error naming one unreachable pair.
-inline void require_strongly_connected(const graph& g, std::string_view what) {
-  if (const auto pair = find_unreachable_pair(g)) {
-    throw config_error("topology '" + std::string(what) + "' over " + detail::members_phrase(g.size()) +
-                       " is not strongly connected: member " + std::to_string(pair->first) +
-                       " cannot reach member " + std::to_string(pair->second));
-  }
-}
+DML_DECL void require_strongly_connected(const graph& g, std::string_view what);
 
 /// Whether all members have the same in-degree and all have the same
 /// out-degree. (The two common values are then equal, since in- and
 /// out-degrees both sum to edge_count().) Regular graphs spread load evenly:
 /// every member sends and receives the same number of updates per round.
-[[nodiscard]] inline bool is_regular(const graph& g) {
-  const auto members = g.members();
-  const std::size_t out0 = g.out(members[0]).size();
-  const std::size_t in0 = g.in(members[0]).size();
-  return std::all_of(members.begin(), members.end(),
-                     [&](member_id id) { return g.out(id).size() == out0 && g.in(id).size() == in0; });
-}
+[[nodiscard]] DML_DECL bool is_regular(const graph& g);
 
 /// The largest, over ordered pairs (i, j), of the length of a shortest
 /// directed path from i to j: how many rounds of scatter/gather it takes for
 /// an update to influence every member. 0 for one member; -1 when the graph
 /// is not strongly connected. Costs one breadth-first search per member.
-[[nodiscard]] inline int diameter(const graph& g) {
-  const detail::dense_adjacency adj(g);
-  long worst = 0;
-  for (std::size_t s = 0; s < g.size(); ++s) {
-    for (const long d : detail::bfs_distances(adj.out, s)) {
-      if (d < 0) return -1;
-      worst = std::max(worst, d);
-    }
-  }
-  return static_cast<int>(worst);
-}
+[[nodiscard]] DML_DECL int diameter(const graph& g);
 
 /// Messages sent in one round in which every member scatters to all its
 /// out-neighbours: the number of directed edges.
@@ -505,3 +320,7 @@ inline void require_strongly_connected(const graph& g, std::string_view what) {
 
 }  // namespace topology
 DML_END_NAMESPACE
+
+#if !defined(DML_SEPARATE_COMPILATION)
+#include <dml/topology/impl/graph.ipp>
+#endif

@@ -604,28 +604,11 @@ class dist_vector {
   }
 
   [[nodiscard]] std::string describe(const topology::graph& graph) const {
-    std::uint64_t h = 0xcbf29ce484222325ULL;
-    for (member_id m : graph.members()) {
-      for (member_id o : graph.out(m)) h = detail::fnv1a(h, (m << 32) ^ o);
-    }
-    if (graph.has_weights()) {  // members must agree on the weights too
-      auto bits = [](double x) {
-        std::uint64_t b = 0;
-        std::memcpy(&b, &x, sizeof b);
-        return b;
-      };
-      for (member_id m : graph.members()) {
-        h = detail::fnv1a(h, bits(graph.self_weight(m)));
-        for (const double w : graph.in_weights(m)) h = detail::fnv1a(h, bits(w));
-      }
-    }
-    return "length=" + std::to_string(core_.size()) + " element=" + detail::element_name<T>() +
-           " representation=" + detail::policy_name(core_.representation()) +
-           " topology=" + detail::policy_name(topo_) + " (edges " + std::to_string(graph.edge_count()) +
-           ", hash " + std::to_string(h % 1000000007ULL) + ") consistency=" + detail::policy_name(cons_) +
-           " gather=" + detail::policy_name(gather_) +
-           // the slot layout: members must agree whether slots carry a weight word
-           (gather::carries_weights_v<Gather> ? " (slots carry weights)" : "");
+    return detail::describe_vector(
+        {core_.size(), detail::element_name<T>(), detail::policy_name(core_.representation()),
+         detail::policy_name(topo_), detail::policy_name(cons_), detail::policy_name(gather_),
+         gather::carries_weights_v<Gather>},
+        graph);
   }
 
   std::exception_ptr deferred_;  // from a background scatter, rethrown by the next operation

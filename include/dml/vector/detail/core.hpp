@@ -111,33 +111,12 @@ class vector_core {
 
   /// What a member checks about its own arguments before the others hear
   /// of them (the length, a sparse capacity).
-  void validate_local() const {
-    if (n_ == 0) throw config_error("dml::dist_vector: length 0 (a vector needs at least one element)");
-    if constexpr (is_sparse) {
-      if (repr_.capacity == 0)
-        throw config_error(
-            "dml::sparse: capacity 0 (give the most nonzeros a scatter may send, e.g. sparse{64})");
-      if (repr_.capacity > n_)
-        throw config_error("dml::sparse: capacity " + std::to_string(repr_.capacity) +
-                           " exceeds the length " + std::to_string(n_) + " (use dml::dense)");
-      if (n_ > std::size_t{0xffffffffu})
-        throw config_error("dml::sparse: length " + std::to_string(n_) + " does not fit 32-bit indices");
-    }
-  }
+  void validate_local() const;
 
   // ---- operations --------------------------------------------------------------
   /// Before each operation: has the group moved on, or has a neighbour died
   /// (policies that never wait, like asp, would not notice otherwise)?
-  void check_view() {
-    if constexpr (recoverable) {
-      comm_->check_view();
-      for (const auto list : {in_neighbours(), out_neighbours()})
-        for (member_id m : list)
-          if (!comm_->alive(m))
-            throw peer_failure(m, "dml::dist_vector: member " + std::to_string(comm_->rank()) +
-                                      "'s neighbour " + std::to_string(m) + " has failed");
-    }
-  }
+  void check_view();
 
   // ---- leaving the exchange (dist_vector::join) -------------------------------
   // After the notify and acknowledgement counters every member's segment
@@ -148,10 +127,7 @@ class vector_core {
     return graph_.in(target).size() + graph_.out(target).size() + joiner;
   }
   /// Writes this member's join word on every live member.
-  void announce_join(std::uint64_t at_clock) {
-    const auto me = comm_->rank();
-    for (member_id m : comm_->view().live) (void)seg_.fetch_add(m, join_word(m, me), at_clock + 1);
-  }
+  void announce_join(std::uint64_t at_clock);
   /// Whether m's join word has arrived here.
   [[nodiscard]] bool has_joined(member_id m) const {
     return seg_.load_control(join_word(comm_->rank(), m)) != 0;
@@ -159,45 +135,23 @@ class vector_core {
   /// The latest clock at which a live member joined, once every live member
   /// has; nothing before. A failed member counts as not joined until the
   /// survivors' view leaves it out.
-  [[nodiscard]] std::optional<std::uint64_t> last_join() const {
-    const auto me = comm_->rank();
-    std::uint64_t latest = 0;
-    for (member_id m : comm_->view().live) {
-      const std::uint64_t w = seg_.load_control(join_word(me, m));
-      if (w == 0) return std::nullopt;
-      latest = std::max(latest, w - 1);
-    }
-    return latest;
-  }
+  [[nodiscard]] std::optional<std::uint64_t> last_join() const;
 
   /// After a peer failure inside an operation (call from its catch block):
   /// agree on the survivors and rebuild (every vector of the context), or
   /// rethrow when the transport cannot shrink its group or nothing new was
   /// agreed.
-  void recover_or_rethrow() {
-    if constexpr (recoverable) {
-      const auto before = comm_->view().epoch;
-      fault::recover(*comm_);  // throws under fault::policy::abort
-      if (comm_->view().epoch != before || epoch_ != comm_->view().epoch) return;
-    }
-    throw;
-  }
+  void recover_or_rethrow();
 
   /// Packs the local buffer for the next scatter (may throw: sparse capacity).
-  void encode() {
-    send_len_ = codec_.encode(local_);
-    sent_weight_ = weight_;
-    clear_destinations();
-  }
+  void encode();
   /// The same from a copy, for a scatter that runs in the background.
-  void encode_copy() {
-    send_len_ = codec_.encode_copy(local_);
-    sent_weight_ = weight_;
-    clear_destinations();
-  }
+  void encode_copy();
   /// Packs given index/value pairs for the next scatter (sparse only).
+  // (The body is discarded for dense vectors as well as constrained: clang
+  // instantiates it in an explicit instantiation of a dense vector_core.)
   void encode_pairs(std::span<const std::uint32_t> indices, std::span<const T> values) requires is_sparse {
-    send_len_ = codec_.encode_pairs(indices, values);
+    if constexpr (is_sparse) send_len_ = codec_.encode_pairs(indices, values);
     sent_weight_ = weight_;
     clear_destinations();
   }
@@ -222,13 +176,7 @@ class vector_core {
   }
   /// Whether out-neighbour m is active in the round of clock c (always,
   /// for a static graph).
-  [[nodiscard]] bool out_active(member_id m, std::uint64_t c) const {
-    const round_plan* r = plan(c);
-    if (r == nullptr) return true;
-    const auto out = out_neighbours();
-    const auto it = std::lower_bound(out.begin(), out.end(), m);
-    return it != out.end() && *it == m && r->out_active[static_cast<std::size_t>(it - out.begin())];
-  }
+  [[nodiscard]] bool out_active(member_id m, std::uint64_t c) const;
 
   /// Scatter bookkeeping: the clock ticks before the policy's steps; a
   /// scatter cut short by a failure is undone and made again.
@@ -268,51 +216,7 @@ class vector_core {
   /// `schedule`: for a time-varying topology, one plan per round of its
   /// period (round t = clock - 1, taken mod the period); empty otherwise.
   void build(topology::graph graph, std::string description, const std::string& problem,
-             std::vector<round_plan> schedule = {}) {
-    const auto view = comm_->view();
-    epoch_ = view.epoch;
-    graph_ = std::move(graph);
-    schedule_ = std::move(schedule);
-    description_ = std::move(description);
-    const member_state mine{clock_, pending_ ? 1u : 0u};
-    std::string record(sizeof mine, '\0');
-    std::memcpy(record.data(), &mine, sizeof mine);
-    record += problem.empty() ? description_ : "!" + problem;
-    const auto all = comm_->exchange(std::as_bytes(std::span<const char>(record.data(), record.size())));
-    std::vector<member_state> states(comm_->size(), member_state{0, 0});
-    std::vector<std::string> texts;
-    texts.reserve(all.size());
-    for (std::size_t i = 0; i < all.size(); ++i) {
-      if (all[i].size() < sizeof(member_state) || all.size() != view.live.size())
-        throw comm_error("dml::dist_vector: malformed build record from member " +
-                         std::to_string(i < view.live.size() ? view.live[i] : i));
-      std::memcpy(&states[view.live[i]], all[i].data(), sizeof(member_state));
-      texts.emplace_back(reinterpret_cast<const char*>(all[i].data()) + sizeof(member_state),
-                         all[i].size() - sizeof(member_state));
-    }
-    check_agreement(texts, view);
-    allocate();
-    bool resumed = false;
-    for (member_id m : view.live) resumed = resumed || states[m].clock != 0;
-    if (!resumed) return;  // a new vector: nothing to carry over
-    const auto me = comm_->rank();
-    const auto in = graph_.in(me);
-    const auto out = graph_.out(me);
-    for (std::size_t q = 0; q < in.size(); ++q) {
-      const auto& s = states[in[q]];
-      if (s.clock != 0) (void)seg_.fetch_add(me, q, s.clock);
-      skip_through_[q] = s.clock - s.pending;
-    }
-    for (std::size_t k = 0; k < out.size(); ++k) {
-      const auto& s = states[out[k]];
-      if (const auto acked = s.clock - s.pending; acked != 0) (void)seg_.fetch_add(me, in.size() + k, acked);
-    }
-    comm_->barrier();  // counters are set before anyone adds to them
-    if (pending_) {
-      write_all();
-      for (member_id m : out) seg_.flush(m);
-    }
-  }
+             std::vector<round_plan> schedule = {});
 
  private:
   template <class Core>
@@ -324,28 +228,7 @@ class vector_core {
   };
 
   // Slot layout, per-neighbour state and the segment for the current graph.
-  void allocate() {
-    const auto me = comm_->rank();
-    const auto in = graph_.in(me);
-    const auto out = graph_.out(me);
-    layout_.payload_words = codec_.payload_words() + (weighted_ ? 1 : 0);
-    out_pos_.resize(out.size());
-    for (std::size_t k = 0; k < out.size(); ++k) out_pos_[k] = position(graph_.in(out[k]), me);
-    last_real_.assign(out.size(), 0);
-    ack_word_.resize(in.size());
-    for (std::size_t q = 0; q < in.size(); ++q)
-      ack_word_[q] = graph_.in(in[q]).size() + position(graph_.out(in[q]), me);
-    const auto weights = graph_.in_weights(me);
-    in_weights_.assign(weights.begin(), weights.end());
-    mixing_ = gather::mixing{graph_.self_weight(me), graph_.has_weights()};
-    consumed_.assign(in.size(), 0);
-    skip_through_.assign(in.size(), 0);
-    staged_.assign(in.size(), gather::input<T>{});
-    inboxes_.clear();  // made on first use: only policies that copy need them
-    inputs_.reserve(in.size());
-    seg_ = segment_type{};  // the old view's slots are released first
-    seg_ = comm_->create_segment(layout_.words(in.size()), in.size() + out.size() + comm_->size());
-  }
+  void allocate();
 
   [[nodiscard]] std::size_t capacity() const noexcept {
     if constexpr (is_sparse)
@@ -354,20 +237,7 @@ class vector_core {
       return n_;
   }
 
-  void check_agreement(const std::vector<std::string>& recs, const comm::membership_view& view) const {
-    auto id = [&](std::size_t i) { return i < view.live.size() ? view.live[i] : i; };
-    for (std::size_t i = 0; i < recs.size(); ++i) {
-      if (!recs[i].empty() && recs[i][0] == '!')
-        throw config_error("dml::make_vector: member " + std::to_string(id(i)) +
-                           " rejected the vector: " + recs[i].substr(1));
-    }
-    for (std::size_t i = 1; i < recs.size(); ++i) {
-      if (recs[i] != recs[0])
-        throw config_error("dml::make_vector: members disagree on the vector's configuration: member " +
-                           std::to_string(id(0)) + " has " + recs[0] + "; member " + std::to_string(id(i)) +
-                           " has " + recs[i]);
-    }
-  }
+  void check_agreement(const std::vector<std::string>& recs, const comm::membership_view& view) const;
 
   static std::size_t position(std::span<const member_id> list, member_id m) {
     const auto it = std::lower_bound(list.begin(), list.end(), m);
@@ -398,107 +268,19 @@ class vector_core {
   // destination among the out-neighbours (of this round's, under a
   // time-varying topology); the others get what `skipped` says. The mode
   // is kept for the rewrite of a pending update after a view change.
-  void write_all(skipped_write skipped) {
-    skipped_ = skipped;
-    write_all();
-  }
-  void write_all() {
-    const auto out = out_neighbours();
-    const auto codec_parts = codec_.parts(send_len_);
-    std::array<payload_part, std::tuple_size_v<decltype(codec_parts)> + 1> parts{};
-    std::copy(codec_parts.begin(), codec_parts.end(), parts.begin());
-    if (weighted_)
-      parts.back() = payload_part{codec_.payload_words(), std::as_bytes(std::span(&sent_weight_, 1))};
-    const round_plan* round = plan(clock_);
-    for (std::size_t k = 0; k < out.size(); ++k) {
-      if (round != nullptr && !round->out_active[k]) continue;
-      if (all_dests_ || std::binary_search(dests_.begin(), dests_.end(), out[k])) {
-        const std::size_t d = clock_ % slot_depth;
-        const std::size_t written = write_slot(seg_, out[k], layout_.base(out_pos_[k], d),
-                                               layout_.payload_words, clock_, send_len_, epoch_, parts);
-        last_real_[k] = static_cast<std::uint8_t>(d + 1);
-        stats_.bytes_sent += written;
-        stats_.payload_bytes_sent += written - 8 * (header_words + footer_words);
-        continue;
-      }
-      if (skipped_ == skipped_write::nothing) continue;
-      std::size_t d = clock_ % slot_depth;
-      if (skipped_ == skipped_write::marker_aside && last_real_[k] != 0) d = slot_depth - last_real_[k];
-      stats_.bytes_sent += write_slot(seg_, out[k], layout_.base(out_pos_[k], d), layout_.payload_words,
-                                      clock_, no_update, epoch_, std::array<payload_part, 0>{});
-      ++stats_.markers_sent;
-    }
-  }
+  void write_all(skipped_write skipped);
+  void write_all();
 
   // The sender's weight in slot (q, d) (1 when slots carry no weights).
-  [[nodiscard]] double slot_weight(std::size_t q, std::size_t d) const {
-    if (!weighted_) return 1;
-    const std::uint64_t bits = seg_.load(layout_.payload(q, d) + codec_.payload_words());
-    double w = 0;
-    std::memcpy(&w, &bits, sizeof w);
-    return w;
-  }
+  [[nodiscard]] double slot_weight(std::size_t q, std::size_t d) const;
 
   // q's update in slot (q, d), holding clock c, staged in place: ok, a
   // marker (nothing staged), or torn (not valid yet).
-  slot_read take_in_place(std::size_t q, std::size_t d, std::uint64_t c) {
-    const std::size_t base = layout_.base(q, d);
-    if (seg_.load(base + 3) != epoch_) return slot_read::torn;  // a late write from an older view
-    const std::uint64_t len = seg_.load(base + 2);
-    if (len == no_update) return slot_read::marker;
-    auto& in = staged_[q];
-    in = gather::input<T>{};
-    if (!codec_.valid_length(len) || !codec_.view(seg_, layout_.payload(q, d), len, in)) {
-      ++stats_.torn_reads;
-      return slot_read::torn;
-    }
-    in.sender = in_neighbours()[q];
-    in.clock = c;
-    in.weight = in_weight(q, c);
-    in.sender_weight = slot_weight(q, d);
-    stats_.bytes_received += codec_.payload_bytes(len) + 8 * (header_words + footer_words);
-    return slot_read::ok;
-  }
+  slot_read take_in_place(std::size_t q, std::size_t d, std::uint64_t c);
 
   // A copy of slot (q, d) staged as q's input: footer, header, payload,
   // header again; accepted only when all three sequence numbers agree.
-  slot_read take_copy(std::size_t q, std::size_t d) {
-    seg_.sync();
-    const std::size_t base = layout_.base(q, d);
-    const std::uint64_t f0 = seg_.load(layout_.footer(q, d));
-    const std::uint64_t h0 = seg_.load(base);
-    if (h0 == 0 && f0 == 0) return slot_read::empty;
-    if (h0 != f0) {
-      ++stats_.torn_reads;
-      return slot_read::torn;
-    }
-    if (seg_.load(base + 3) != epoch_) return slot_read::empty;  // a late write from an older view
-    const std::uint64_t len = seg_.load(base + 2);
-    if (len == no_update) {  // a marker, unless a new write began after the first header read
-      if (seg_.load(base) == h0) return slot_read::marker;
-      ++stats_.torn_reads;
-      return slot_read::torn;
-    }
-    if (!codec_.valid_length(len)) {
-      ++stats_.torn_reads;
-      return slot_read::torn;
-    }
-    if (inboxes_.size() != staged_.size()) inboxes_.resize(staged_.size());
-    auto& in = staged_[q];
-    in = gather::input<T>{};
-    const bool valid = codec_.copy(seg_, layout_.payload(q, d), len, inboxes_[q], in);
-    const double sender_weight = slot_weight(q, d);
-    if (seg_.load(base) != h0 || !valid) {
-      ++stats_.torn_reads;
-      return slot_read::torn;
-    }
-    in.sender = in_neighbours()[q];
-    in.clock = h0;
-    in.weight = in_weight(q, h0);
-    in.sender_weight = sender_weight;
-    stats_.bytes_received += codec_.payload_bytes(len) + 8 * (header_words + footer_words);
-    return slot_read::ok;
-  }
+  slot_read take_copy(std::size_t q, std::size_t d);
 
   void count_marker() {
     ++markers_;
@@ -510,21 +292,7 @@ class vector_core {
     consumed_[q] = std::max(consumed_[q], staged_[q].clock);
   }
 
-  void apply(const gather_call<T>& gather) {
-    const std::size_t k = inputs_.size();
-    if (stats_.inputs_combined.size() <= k) stats_.inputs_combined.resize(k + 1, 0);
-    ++stats_.inputs_combined[k];
-    std::size_t live = 0;
-    const auto in = in_neighbours();
-    for (std::size_t q = 0; q < in.size(); ++q) live += comm_->alive(in[q]) && in_active(q, clock_) ? 1 : 0;
-    if (k + markers_ >= live) ++stats_.full_gathers;  // every live in-neighbour was heard from
-    gather::mixing m = mixing_;
-    if (const round_plan* round = plan(clock_)) m = gather::mixing{round->self, true};
-    m.own_weight = sent_weight_;
-    gather(std::span<T>(local_), std::span<const gather::input<T>>(inputs_), m);
-    applied_ = true;
-    pending_ = false;
-  }
+  void apply(const gather_call<T>& gather);
 
   template <class Ready>
   void wait_until(member_id peer, const char* what, Ready&& ready) {
@@ -566,6 +334,293 @@ class vector_core {
   std::vector<round_plan> schedule_;  // per round of a time-varying topology's period; empty: static
   vector_stats stats_;
 };
+
+template <class T, class Transport, class Repr>
+void vector_core<T, Transport, Repr>::validate_local() const {
+  if (n_ == 0) throw config_error("dml::dist_vector: length 0 (a vector needs at least one element)");
+  if constexpr (is_sparse) {
+    if (repr_.capacity == 0)
+      throw config_error(
+          "dml::sparse: capacity 0 (give the most nonzeros a scatter may send, e.g. sparse{64})");
+    if (repr_.capacity > n_)
+      throw config_error("dml::sparse: capacity " + std::to_string(repr_.capacity) + " exceeds the length " +
+                         std::to_string(n_) + " (use dml::dense)");
+    if (n_ > std::size_t{0xffffffffu})
+      throw config_error("dml::sparse: length " + std::to_string(n_) + " does not fit 32-bit indices");
+  }
+}
+
+template <class T, class Transport, class Repr>
+void vector_core<T, Transport, Repr>::check_view() {
+  if constexpr (recoverable) {
+    comm_->check_view();
+    for (const auto list : {in_neighbours(), out_neighbours()})
+      for (member_id m : list)
+        if (!comm_->alive(m))
+          throw peer_failure(m, "dml::dist_vector: member " + std::to_string(comm_->rank()) +
+                                    "'s neighbour " + std::to_string(m) + " has failed");
+  }
+}
+
+template <class T, class Transport, class Repr>
+void vector_core<T, Transport, Repr>::announce_join(std::uint64_t at_clock) {
+  const auto me = comm_->rank();
+  for (member_id m : comm_->view().live) (void)seg_.fetch_add(m, join_word(m, me), at_clock + 1);
+}
+
+template <class T, class Transport, class Repr>
+std::optional<std::uint64_t> vector_core<T, Transport, Repr>::last_join() const {
+  const auto me = comm_->rank();
+  std::uint64_t latest = 0;
+  for (member_id m : comm_->view().live) {
+    const std::uint64_t w = seg_.load_control(join_word(me, m));
+    if (w == 0) return std::nullopt;
+    latest = std::max(latest, w - 1);
+  }
+  return latest;
+}
+
+template <class T, class Transport, class Repr>
+void vector_core<T, Transport, Repr>::recover_or_rethrow() {
+  if constexpr (recoverable) {
+    const auto before = comm_->view().epoch;
+    fault::recover(*comm_);  // throws under fault::policy::abort
+    if (comm_->view().epoch != before || epoch_ != comm_->view().epoch) return;
+  }
+  throw;
+}
+
+template <class T, class Transport, class Repr>
+void vector_core<T, Transport, Repr>::encode() {
+  send_len_ = codec_.encode(local_);
+  sent_weight_ = weight_;
+  clear_destinations();
+}
+
+template <class T, class Transport, class Repr>
+void vector_core<T, Transport, Repr>::encode_copy() {
+  send_len_ = codec_.encode_copy(local_);
+  sent_weight_ = weight_;
+  clear_destinations();
+}
+
+template <class T, class Transport, class Repr>
+bool vector_core<T, Transport, Repr>::out_active(member_id m, std::uint64_t c) const {
+  const round_plan* r = plan(c);
+  if (r == nullptr) return true;
+  const auto out = out_neighbours();
+  const auto it = std::lower_bound(out.begin(), out.end(), m);
+  return it != out.end() && *it == m && r->out_active[static_cast<std::size_t>(it - out.begin())];
+}
+
+template <class T, class Transport, class Repr>
+void vector_core<T, Transport, Repr>::build(topology::graph graph, std::string description,
+                                            const std::string& problem, std::vector<round_plan> schedule) {
+  const auto view = comm_->view();
+  epoch_ = view.epoch;
+  graph_ = std::move(graph);
+  schedule_ = std::move(schedule);
+  description_ = std::move(description);
+  const member_state mine{clock_, pending_ ? 1u : 0u};
+  std::string record(sizeof mine, '\0');
+  std::memcpy(record.data(), &mine, sizeof mine);
+  record += problem.empty() ? description_ : "!" + problem;
+  const auto all = comm_->exchange(std::as_bytes(std::span<const char>(record.data(), record.size())));
+  std::vector<member_state> states(comm_->size(), member_state{0, 0});
+  std::vector<std::string> texts;
+  texts.reserve(all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (all[i].size() < sizeof(member_state) || all.size() != view.live.size())
+      throw comm_error("dml::dist_vector: malformed build record from member " +
+                       std::to_string(i < view.live.size() ? view.live[i] : i));
+    std::memcpy(&states[view.live[i]], all[i].data(), sizeof(member_state));
+    texts.emplace_back(reinterpret_cast<const char*>(all[i].data()) + sizeof(member_state),
+                       all[i].size() - sizeof(member_state));
+  }
+  check_agreement(texts, view);
+  allocate();
+  bool resumed = false;
+  for (member_id m : view.live) resumed = resumed || states[m].clock != 0;
+  if (!resumed) return;  // a new vector: nothing to carry over
+  const auto me = comm_->rank();
+  const auto in = graph_.in(me);
+  const auto out = graph_.out(me);
+  for (std::size_t q = 0; q < in.size(); ++q) {
+    const auto& s = states[in[q]];
+    if (s.clock != 0) (void)seg_.fetch_add(me, q, s.clock);
+    skip_through_[q] = s.clock - s.pending;
+  }
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    const auto& s = states[out[k]];
+    if (const auto acked = s.clock - s.pending; acked != 0) (void)seg_.fetch_add(me, in.size() + k, acked);
+  }
+  comm_->barrier();  // counters are set before anyone adds to them
+  if (pending_) {
+    write_all();
+    for (member_id m : out) seg_.flush(m);
+  }
+}
+
+template <class T, class Transport, class Repr>
+void vector_core<T, Transport, Repr>::allocate() {
+  const auto me = comm_->rank();
+  const auto in = graph_.in(me);
+  const auto out = graph_.out(me);
+  layout_.payload_words = codec_.payload_words() + (weighted_ ? 1 : 0);
+  out_pos_.resize(out.size());
+  for (std::size_t k = 0; k < out.size(); ++k) out_pos_[k] = position(graph_.in(out[k]), me);
+  last_real_.assign(out.size(), 0);
+  ack_word_.resize(in.size());
+  for (std::size_t q = 0; q < in.size(); ++q)
+    ack_word_[q] = graph_.in(in[q]).size() + position(graph_.out(in[q]), me);
+  const auto weights = graph_.in_weights(me);
+  in_weights_.assign(weights.begin(), weights.end());
+  mixing_ = gather::mixing{graph_.self_weight(me), graph_.has_weights()};
+  consumed_.assign(in.size(), 0);
+  skip_through_.assign(in.size(), 0);
+  staged_.assign(in.size(), gather::input<T>{});
+  inboxes_.clear();  // made on first use: only policies that copy need them
+  inputs_.reserve(in.size());
+  seg_ = segment_type{};  // the old view's slots are released first
+  seg_ = comm_->create_segment(layout_.words(in.size()), in.size() + out.size() + comm_->size());
+}
+
+template <class T, class Transport, class Repr>
+void vector_core<T, Transport, Repr>::check_agreement(const std::vector<std::string>& recs,
+                                                      const comm::membership_view& view) const {
+  auto id = [&](std::size_t i) { return i < view.live.size() ? view.live[i] : i; };
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    if (!recs[i].empty() && recs[i][0] == '!')
+      throw config_error("dml::make_vector: member " + std::to_string(id(i)) +
+                         " rejected the vector: " + recs[i].substr(1));
+  }
+  for (std::size_t i = 1; i < recs.size(); ++i) {
+    if (recs[i] != recs[0])
+      throw config_error("dml::make_vector: members disagree on the vector's configuration: member " +
+                         std::to_string(id(0)) + " has " + recs[0] + "; member " + std::to_string(id(i)) +
+                         " has " + recs[i]);
+  }
+}
+
+template <class T, class Transport, class Repr>
+void vector_core<T, Transport, Repr>::write_all(skipped_write skipped) {
+  skipped_ = skipped;
+  write_all();
+}
+
+template <class T, class Transport, class Repr>
+void vector_core<T, Transport, Repr>::write_all() {
+  const auto out = out_neighbours();
+  const auto codec_parts = codec_.parts(send_len_);
+  std::array<payload_part, std::tuple_size_v<decltype(codec_parts)> + 1> parts{};
+  std::copy(codec_parts.begin(), codec_parts.end(), parts.begin());
+  if (weighted_)
+    parts.back() = payload_part{codec_.payload_words(), std::as_bytes(std::span(&sent_weight_, 1))};
+  const round_plan* round = plan(clock_);
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    if (round != nullptr && !round->out_active[k]) continue;
+    if (all_dests_ || std::binary_search(dests_.begin(), dests_.end(), out[k])) {
+      const std::size_t d = clock_ % slot_depth;
+      const std::size_t written = write_slot(seg_, out[k], layout_.base(out_pos_[k], d),
+                                             layout_.payload_words, clock_, send_len_, epoch_, parts);
+      last_real_[k] = static_cast<std::uint8_t>(d + 1);
+      stats_.bytes_sent += written;
+      stats_.payload_bytes_sent += written - 8 * (header_words + footer_words);
+      continue;
+    }
+    if (skipped_ == skipped_write::nothing) continue;
+    std::size_t d = clock_ % slot_depth;
+    if (skipped_ == skipped_write::marker_aside && last_real_[k] != 0) d = slot_depth - last_real_[k];
+    stats_.bytes_sent += write_slot(seg_, out[k], layout_.base(out_pos_[k], d), layout_.payload_words, clock_,
+                                    no_update, epoch_, std::array<payload_part, 0>{});
+    ++stats_.markers_sent;
+  }
+}
+
+template <class T, class Transport, class Repr>
+double vector_core<T, Transport, Repr>::slot_weight(std::size_t q, std::size_t d) const {
+  if (!weighted_) return 1;
+  const std::uint64_t bits = seg_.load(layout_.payload(q, d) + codec_.payload_words());
+  double w = 0;
+  std::memcpy(&w, &bits, sizeof w);
+  return w;
+}
+
+template <class T, class Transport, class Repr>
+slot_read vector_core<T, Transport, Repr>::take_in_place(std::size_t q, std::size_t d, std::uint64_t c) {
+  const std::size_t base = layout_.base(q, d);
+  if (seg_.load(base + 3) != epoch_) return slot_read::torn;  // a late write from an older view
+  const std::uint64_t len = seg_.load(base + 2);
+  if (len == no_update) return slot_read::marker;
+  auto& in = staged_[q];
+  in = gather::input<T>{};
+  if (!codec_.valid_length(len) || !codec_.view(seg_, layout_.payload(q, d), len, in)) {
+    ++stats_.torn_reads;
+    return slot_read::torn;
+  }
+  in.sender = in_neighbours()[q];
+  in.clock = c;
+  in.weight = in_weight(q, c);
+  in.sender_weight = slot_weight(q, d);
+  stats_.bytes_received += codec_.payload_bytes(len) + 8 * (header_words + footer_words);
+  return slot_read::ok;
+}
+
+template <class T, class Transport, class Repr>
+slot_read vector_core<T, Transport, Repr>::take_copy(std::size_t q, std::size_t d) {
+  seg_.sync();
+  const std::size_t base = layout_.base(q, d);
+  const std::uint64_t f0 = seg_.load(layout_.footer(q, d));
+  const std::uint64_t h0 = seg_.load(base);
+  if (h0 == 0 && f0 == 0) return slot_read::empty;
+  if (h0 != f0) {
+    ++stats_.torn_reads;
+    return slot_read::torn;
+  }
+  if (seg_.load(base + 3) != epoch_) return slot_read::empty;  // a late write from an older view
+  const std::uint64_t len = seg_.load(base + 2);
+  if (len == no_update) {  // a marker, unless a new write began after the first header read
+    if (seg_.load(base) == h0) return slot_read::marker;
+    ++stats_.torn_reads;
+    return slot_read::torn;
+  }
+  if (!codec_.valid_length(len)) {
+    ++stats_.torn_reads;
+    return slot_read::torn;
+  }
+  if (inboxes_.size() != staged_.size()) inboxes_.resize(staged_.size());
+  auto& in = staged_[q];
+  in = gather::input<T>{};
+  const bool valid = codec_.copy(seg_, layout_.payload(q, d), len, inboxes_[q], in);
+  const double sender_weight = slot_weight(q, d);
+  if (seg_.load(base) != h0 || !valid) {
+    ++stats_.torn_reads;
+    return slot_read::torn;
+  }
+  in.sender = in_neighbours()[q];
+  in.clock = h0;
+  in.weight = in_weight(q, h0);
+  in.sender_weight = sender_weight;
+  stats_.bytes_received += codec_.payload_bytes(len) + 8 * (header_words + footer_words);
+  return slot_read::ok;
+}
+
+template <class T, class Transport, class Repr>
+void vector_core<T, Transport, Repr>::apply(const gather_call<T>& gather) {
+  const std::size_t k = inputs_.size();
+  if (stats_.inputs_combined.size() <= k) stats_.inputs_combined.resize(k + 1, 0);
+  ++stats_.inputs_combined[k];
+  std::size_t live = 0;
+  const auto in = in_neighbours();
+  for (std::size_t q = 0; q < in.size(); ++q) live += comm_->alive(in[q]) && in_active(q, clock_) ? 1 : 0;
+  if (k + markers_ >= live) ++stats_.full_gathers;  // every live in-neighbour was heard from
+  gather::mixing m = mixing_;
+  if (const round_plan* round = plan(clock_)) m = gather::mixing{round->self, true};
+  m.own_weight = sent_weight_;
+  gather(std::span<T>(local_), std::span<const gather::input<T>>(inputs_), m);
+  applied_ = true;
+  pending_ = false;
+}
 
 }  // namespace detail
 DML_END_NAMESPACE

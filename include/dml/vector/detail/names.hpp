@@ -5,6 +5,7 @@
 #pragma once
 
 #include <dml/fwd.hpp>
+#include <dml/topology/graph.hpp>
 
 #include <cstdint>
 #include <string>
@@ -47,13 +48,20 @@ std::string policy_name(const P& p) {
     return std::string("user type ") + typeid(P).name();
 }
 
-inline std::uint64_t fnv1a(std::uint64_t h, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) {
-    h ^= (v >> (8 * i)) & 0xff;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
+DML_DECL std::uint64_t fnv1a(std::uint64_t h, std::uint64_t v);
+
+/// The description members compare when they build a vector: its length,
+/// element type and policies, and the graph's edges and weights (as a hash).
+struct vector_names {
+  std::size_t length;
+  std::string element, representation, topology, consistency, gather;
+  bool weighted;  // slots carry the sender's weight
+};
+DML_DECL std::string describe_vector(const vector_names& names, const topology::graph& graph);
 
 }  // namespace detail
 DML_END_NAMESPACE
+
+#if !defined(DML_SEPARATE_COMPILATION)
+#include <dml/vector/detail/impl/names.ipp>
+#endif

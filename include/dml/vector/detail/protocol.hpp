@@ -59,29 +59,18 @@ class vector_protocol {
   /// receiver never waits).
   void write_destinations() { v_.write_all(skipped_write::nothing); }
   /// Waits for remote completion of every write.
-  void flush_all() {
-    for (member_id m : v_.out_neighbours()) v_.seg_.flush(m);
-  }
+  void flush_all();
   /// Barrier over the live members. A failure inside it propagates to the
   /// operation that called it (which undoes itself and is made again over
   /// the survivors); made again, the barrier resumes, and counts as passed
   /// when another member completed it before the failure (see
   /// dml::fault::barrier).
-  void barrier() {
-    const auto start = std::chrono::steady_clock::now();
-    fault::detail::counted_barrier(*v_.comm_);
-    v_.stats_.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  }
+  void barrier();
   /// Collective over the live members: every member's record, indexed like
   /// the transport's view().live (the transport's exchange; the time is
   /// counted as waiting, as it lasts until the last member arrives).
   /// Policies that must agree on something use it (consistency::adaptive).
-  std::vector<std::vector<std::byte>> exchange(std::span<const std::byte> record) {
-    const auto start = std::chrono::steady_clock::now();
-    auto all = v_.comm_->exchange(record);
-    v_.stats_.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return all;
-  }
+  std::vector<std::vector<std::byte>> exchange(std::span<const std::byte> record);
   /// The live members, in the order exchange() returns their records.
   [[nodiscard]] std::vector<member_id> live() const { return v_.comm_->view().live; }
   /// This member's id.
@@ -89,76 +78,36 @@ class vector_protocol {
   /// The vector's statistics so far.
   [[nodiscard]] const vector_stats& stats() const noexcept { return v_.stats_; }
   /// Adds one to this member's notify counter on every out-neighbour.
-  void notify_all() {
-    const auto out = v_.out_neighbours();
-    for (std::size_t k = 0; k < out.size(); ++k) (void)v_.seg_.fetch_add(out[k], v_.out_pos_[k], 1);
-  }
+  void notify_all();
   /// Adds one to this member's ack counter on every in-neighbour.
-  void ack_all() {
-    const auto in = v_.in_neighbours();
-    for (std::size_t q = 0; q < in.size(); ++q) (void)v_.seg_.fetch_add(in[q], v_.ack_word_[q], 1);
-  }
+  void ack_all();
   /// Waits until every live out-neighbour has acknowledged `round` rounds.
-  void wait_acks(std::uint64_t round) {
-    const auto out = v_.out_neighbours();
-    const std::size_t base = v_.in_neighbours().size();
-    for (std::size_t k = 0; k < out.size(); ++k)
-      v_.wait_until(out[k], "acknowledgement", [&] { return v_.seg_.load_control(base + k) >= round; });
-  }
+  void wait_acks(std::uint64_t round);
   /// Waits until every live in-neighbour has notified `round` rounds.
-  void wait_notifies(std::uint64_t round) {
-    const auto in = v_.in_neighbours();
-    for (std::size_t q = 0; q < in.size(); ++q)
-      v_.wait_until(in[q], "notify", [&] { return v_.seg_.load_control(q) >= round; });
-  }
+  void wait_notifies(std::uint64_t round);
   /// Waits until every live in-neighbour's newest complete update has
   /// clock ≥ c.
-  void wait_newest_at_least(std::uint64_t c) {
-    for (std::size_t q = 0; q < in_count(); ++q)
-      wait(q, "an update recent enough", [&] {
-        sync();
-        return std::max(complete_clock(q, 0), complete_clock(q, 1)) >= c || skipped_through(q) >= c;
-      });
-  }
+  void wait_newest_at_least(std::uint64_t c);
   /// As wait_newest_at_least(c), but for at most `bound` in all (the
   /// bounded stall of consistency::ssp_bounded). Returns true when every
   /// live in-neighbour got there; false when the bound ran out first, which
   /// stats().stalls_expired counts. A failed in-neighbour still ends the
   /// wait at once with dml::peer_failure.
-  bool wait_newest_at_least_for(std::uint64_t c, std::chrono::nanoseconds bound) {
-    const auto stop = std::chrono::steady_clock::now() + bound;
-    bool all = true;
-    for (std::size_t q = 0; q < in_count(); ++q)
-      all = detail::wait_until_or(
-                *v_.comm_, sender(q), "an update recent enough",
-                [&] {
-                  sync();
-                  return std::max(complete_clock(q, 0), complete_clock(q, 1)) >= c || skipped_through(q) >= c;
-                },
-                v_.stats_.wait_seconds, stop) &&
-            all;
-    if (!all) ++v_.stats_.stalls_expired;
-    return all;
-  }
+  bool wait_newest_at_least_for(std::uint64_t c, std::chrono::nanoseconds bound);
   /// Combines exactly the clock-c update of every in-neighbour, waiting for
   /// any that is not complete yet; the updates are read in place.
-  void combine_exact(std::uint64_t c) {
-    detail::combine_exact(*this, c, [this] { return policy_name_(policy_); });
-  }
+  void combine_exact(std::uint64_t c);
   /// Combines the newest complete update of every in-neighbour whose clock
   /// is ≥ min_clock, retrying reads torn by a concurrent write. With
   /// `count_left_out` (after a bounded stall ran out), in-neighbours it
   /// hears nothing from (no update that recent, no marker) are counted in
   /// stats().laggards_left_out.
-  void combine_newest(std::uint64_t min_clock, bool count_left_out = false) {
-    const std::size_t missing = detail::combine_newest(*this, min_clock);
-    if (count_left_out) v_.stats_.laggards_left_out += missing;
-  }
+  void combine_newest(std::uint64_t min_clock, bool count_left_out = false);
   /// Combines the newest complete update of each in-neighbour not combined
   /// before, if its clock is ≥ min_clock; torn or in-flight updates are
   /// skipped, and so are older ones (counted in stats().too_old_skipped,
   /// each once). Never blocks.
-  void combine_unconsumed(std::uint64_t min_clock = 0) { detail::combine_unconsumed(*this, min_clock); }
+  void combine_unconsumed(std::uint64_t min_clock = 0);
 
   // ---- the receiving side (consistency/detail/combine.hpp) ----
   [[nodiscard]] std::size_t in_count() const { return v_.in_neighbours().size(); }
@@ -202,6 +151,95 @@ class vector_protocol {
   std::string (*policy_name_)(const void*);
   gather_call<value_type> gather_;
 };
+
+template <class Core>
+void vector_protocol<Core>::flush_all() {
+  for (member_id m : v_.out_neighbours()) v_.seg_.flush(m);
+}
+
+template <class Core>
+void vector_protocol<Core>::barrier() {
+  const auto start = std::chrono::steady_clock::now();
+  fault::detail::counted_barrier(*v_.comm_);
+  v_.stats_.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+template <class Core>
+std::vector<std::vector<std::byte>> vector_protocol<Core>::exchange(std::span<const std::byte> record) {
+  const auto start = std::chrono::steady_clock::now();
+  auto all = v_.comm_->exchange(record);
+  v_.stats_.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return all;
+}
+
+template <class Core>
+void vector_protocol<Core>::notify_all() {
+  const auto out = v_.out_neighbours();
+  for (std::size_t k = 0; k < out.size(); ++k) (void)v_.seg_.fetch_add(out[k], v_.out_pos_[k], 1);
+}
+
+template <class Core>
+void vector_protocol<Core>::ack_all() {
+  const auto in = v_.in_neighbours();
+  for (std::size_t q = 0; q < in.size(); ++q) (void)v_.seg_.fetch_add(in[q], v_.ack_word_[q], 1);
+}
+
+template <class Core>
+void vector_protocol<Core>::wait_acks(std::uint64_t round) {
+  const auto out = v_.out_neighbours();
+  const std::size_t base = v_.in_neighbours().size();
+  for (std::size_t k = 0; k < out.size(); ++k)
+    v_.wait_until(out[k], "acknowledgement", [&] { return v_.seg_.load_control(base + k) >= round; });
+}
+
+template <class Core>
+void vector_protocol<Core>::wait_notifies(std::uint64_t round) {
+  const auto in = v_.in_neighbours();
+  for (std::size_t q = 0; q < in.size(); ++q)
+    v_.wait_until(in[q], "notify", [&] { return v_.seg_.load_control(q) >= round; });
+}
+
+template <class Core>
+void vector_protocol<Core>::wait_newest_at_least(std::uint64_t c) {
+  for (std::size_t q = 0; q < in_count(); ++q)
+    wait(q, "an update recent enough", [&] {
+      sync();
+      return std::max(complete_clock(q, 0), complete_clock(q, 1)) >= c || skipped_through(q) >= c;
+    });
+}
+
+template <class Core>
+bool vector_protocol<Core>::wait_newest_at_least_for(std::uint64_t c, std::chrono::nanoseconds bound) {
+  const auto stop = std::chrono::steady_clock::now() + bound;
+  bool all = true;
+  for (std::size_t q = 0; q < in_count(); ++q)
+    all = detail::wait_until_or(
+              *v_.comm_, sender(q), "an update recent enough",
+              [&] {
+                sync();
+                return std::max(complete_clock(q, 0), complete_clock(q, 1)) >= c || skipped_through(q) >= c;
+              },
+              v_.stats_.wait_seconds, stop) &&
+          all;
+  if (!all) ++v_.stats_.stalls_expired;
+  return all;
+}
+
+template <class Core>
+void vector_protocol<Core>::combine_exact(std::uint64_t c) {
+  detail::combine_exact(*this, c, [this] { return policy_name_(policy_); });
+}
+
+template <class Core>
+void vector_protocol<Core>::combine_newest(std::uint64_t min_clock, bool count_left_out) {
+  const std::size_t missing = detail::combine_newest(*this, min_clock);
+  if (count_left_out) v_.stats_.laggards_left_out += missing;
+}
+
+template <class Core>
+void vector_protocol<Core>::combine_unconsumed(std::uint64_t min_clock) {
+  detail::combine_unconsumed(*this, min_clock);
+}
 
 }  // namespace detail
 DML_END_NAMESPACE

@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: BSL-1.0
+# ctest -P script: the object file of a user translation unit built in
+# separate compilation mode (bench/compile/dml_inproc.cpp) must not define
+# what <dml/src.hpp> compiles once (the vector core, its protocol, recovery,
+# the in-process transport, graphs), and must still refer to it.
+# -DNM=<nm> -DOBJECT=<object file>
+execute_process(COMMAND "${NM}" -C --defined-only "${OBJECT}" OUTPUT_VARIABLE defined RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "nm failed on ${OBJECT}")
+endif()
+execute_process(COMMAND "${NM}" -C --undefined-only "${OBJECT}" OUTPUT_VARIABLE undefined)
+set(compiled_once
+    "detail::vector_core<float, dml::v0::comm::inproc::context, dml::v0::dense>::build("
+    "detail::vector_protocol<dml::v0::detail::vector_core<float, dml::v0::comm::inproc::context, dml::v0::dense> >::combine_exact("
+    "fault::recover<dml::v0::comm::inproc::context>("
+    "comm::inproc::context::rendezvous("
+    "topology::graph::init("
+    "topology::graph dml::v0::topology::build<dml::v0::topology::halton>(")
+set(bad "")
+foreach(symbol IN LISTS compiled_once)
+  string(FIND "${defined}" "${symbol}" at)
+  if(NOT at EQUAL -1)
+    string(APPEND bad "\n  defined here: ${symbol}")
+  endif()
+endforeach()
+string(FIND "${undefined}" "vector_core<float, dml::v0::comm::inproc::context, dml::v0::dense>::build(" used)
+if(used EQUAL -1)
+  string(APPEND bad "\n  the probe does not refer to vector_core::build at all (is it still making a vector?)")
+endif()
+if(bad)
+  message(FATAL_ERROR "separate compilation: ${OBJECT} compiles what <dml/src.hpp> should compile once:${bad}")
+endif()
+message(STATUS "separate compilation: the probe's object refers to the core and defines none of it")

@@ -46,6 +46,18 @@ set(DML_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist" CACHE PATH "Fashio
 # separate). The examples, the header check, the consumers and the
 # benchmarks stay header-only, so both modes are built and run.
 option(DML_TEST_SEPARATE_COMPILATION "Build dml's Catch2 tests in separate compilation mode" ON)
+# dml_link_separate(<target>): builds <target> in separate compilation mode,
+# linked to the one <dml/src.hpp> of dml's own build (dml_src_once, compiled
+# with the flags of the directory that first asks for it).
+function(dml_link_separate target)
+  if(NOT TARGET dml_src_once)
+    add_library(dml_src_once STATIC "${PROJECT_SOURCE_DIR}/test/support/dml_src.cpp")
+    target_link_libraries(dml_src_once PUBLIC dml_dev)
+    target_compile_definitions(dml_src_once PUBLIC DML_SEPARATE_COMPILATION)
+  endif()
+  target_link_libraries(${target} PRIVATE dml_src_once)
+endfunction()
+
 option(DML_TEST_UNITY "Compile each test executable's sources in batches (faster builds)" ON)
 set(DML_TEST_UNITY_BATCH 4 CACHE STRING "Test sources per translation unit with DML_TEST_UNITY")
 function(dml_test_unity target)
@@ -74,14 +86,7 @@ function(dml_add_catch_test name)
   add_executable(test_${name} ${arg_SOURCES})
   target_link_libraries(test_${name} PRIVATE dml_dev dml_catch_main ${arg_LIBRARIES})
   if(DML_TEST_SEPARATE_COMPILATION)
-    # <dml/src.hpp> compiled once for every test executable (with the flags
-    # of the directory that first asks for it).
-    if(NOT TARGET dml_test_src)
-      add_library(dml_test_src STATIC "${PROJECT_SOURCE_DIR}/test/support/dml_src.cpp")
-      target_link_libraries(dml_test_src PUBLIC dml_dev)
-      target_compile_definitions(dml_test_src PUBLIC DML_SEPARATE_COMPILATION)
-    endif()
-    target_link_libraries(test_${name} PRIVATE dml_test_src)
+    dml_link_separate(test_${name})
   endif()
   dml_test_unity(test_${name})
   if(DML_TEST_PCH)

@@ -27,7 +27,11 @@ dir="$DML_ROOT/build"
 # The benchmarks are only compiled here (one, bench_iterstore, is also
 # smoke-tested), so -O0: 72 s of compile CPU at -O1 (bench/run builds
 # optimized ones for its measurements).
-cmake_args=(-DDML_WERROR=ON -DDML_EXAMPLES_OPTIMIZATION=-O1 -DDML_BENCH_OPTIMIZATION=-O0)
+# The trainers in separate compilation mode (examples/CMakeLists.txt): half
+# their build time; the header-only mode is built by the header check, the
+# consumers, the benchmarks, test/mpi and test_header_only_units.
+cmake_args=(-DDML_WERROR=ON -DDML_EXAMPLES_OPTIMIZATION=-O1 -DDML_BENCH_OPTIMIZATION=-O0
+            -DDML_EXAMPLES_SEPARATE_COMPILATION=ON)
 if [[ -n $sanitize ]]; then
   dir="$DML_ROOT/build-${sanitize//,/-}"
   # -g1: line tables and function names, all a sanitizer report needs;

@@ -5,7 +5,8 @@
 ///
 /// With `DML_SEPARATE_COMPILATION` defined in every translation unit, the
 /// umbrella header declares the templates below `extern`: a translation unit
-/// that makes, say, a `float` vector over the in-process transport no longer
+/// that makes, say, a `float` vector over the in-process transport (or over
+/// `comm::any`, which the reference trainers use) no longer
 /// generates the vector's core, its protocol steps or the recovery code; one
 /// translation unit of the program that includes <dml/src.hpp> does, once.
 /// Without the macro nothing here is declared and dml is header-only as
@@ -14,6 +15,7 @@
 /// generated where they are used.
 #pragma once
 
+#include <dml/comm/any.hpp>
 #include <dml/comm/inproc.hpp>
 #include <dml/fault/membership.hpp>
 #include <dml/fault/timeout.hpp>
@@ -44,6 +46,7 @@
 
 #define DML_DETAIL_INSTANTIATE_ALL()                       \
   DML_DETAIL_INSTANTIATE_TRANSPORT(comm::inproc::context)  \
+  DML_DETAIL_INSTANTIATE_TRANSPORT(comm::any)              \
   DML_DETAIL_INSTANTIATE_TOPOLOGY(topology::all)           \
   DML_DETAIL_INSTANTIATE_TOPOLOGY(topology::any)           \
   DML_DETAIL_INSTANTIATE_TOPOLOGY(topology::chain)         \

@@ -30,7 +30,7 @@ function(dml_table_app_test target name)
                    -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/final_value.cmake")
   set_tests_properties("example: ${target} ${name}" PROPERTIES LABELS "${labels}" TIMEOUT 300)
   if(arg_MPI)
-    set_tests_properties("example: ${target} ${name}" PROPERTIES RESOURCE_LOCK dml_mpi
+    set_tests_properties("example: ${target} ${name}" PROPERTIES RESOURCE_LOCK dml_mpi COST 1000
                                                                  ENVIRONMENT "${DML_MPI_TEST_ENVIRONMENT}")
   endif()
 endfunction()

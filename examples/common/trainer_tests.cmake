@@ -34,7 +34,7 @@ function(dml_trainer_test target name)
     set_tests_properties("example: ${target} ${name}" PROPERTIES FIXTURES_REQUIRED "${arg_FIXTURES}")
   endif()
   if(arg_MPI)
-    set_tests_properties("example: ${target} ${name}" PROPERTIES RESOURCE_LOCK dml_mpi ENVIRONMENT "${environment}")
+    set_tests_properties("example: ${target} ${name}" PROPERTIES RESOURCE_LOCK dml_mpi COST 1000 ENVIRONMENT "${environment}")
   endif()
 endfunction()
 
@@ -75,7 +75,7 @@ function(dml_trainer_matches_inproc target)
   add_test(NAME "${name}"
            COMMAND ${CMAKE_COMMAND} "-DFIRST=${first}" "-DSECOND=${second}" "-DREL_TOL=${arg_REL_TOL}"
                    "-DKEY=${arg_KEY}" -P "${arg_SCRIPT}")
-  set_tests_properties("${name}" PROPERTIES LABELS "example;${target};mpi" TIMEOUT 300 RESOURCE_LOCK dml_mpi)
+  set_tests_properties("${name}" PROPERTIES LABELS "example;${target};mpi" TIMEOUT 300 RESOURCE_LOCK dml_mpi COST 1000)
   if(arg_FIXTURES)
     set_tests_properties("${name}" PROPERTIES FIXTURES_REQUIRED "${arg_FIXTURES}")
   endif()
@@ -102,7 +102,7 @@ function(dml_trainer_final_after_death target)
   add_test(NAME "${name}" COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${command}" "-DEPOCHS=${arg_EPOCHS}"
                                   -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/final_after_death.cmake")
   set(environment DML_EXAMPLES_DIE_BEFORE_FINAL=0 DML_HEARTBEAT_TIMEOUT_MS=500 ${DML_MPI_TEST_ENVIRONMENT})
-  set_tests_properties("${name}" PROPERTIES LABELS "example;${target};mpi;fault" TIMEOUT 120 RESOURCE_LOCK dml_mpi
+  set_tests_properties("${name}" PROPERTIES LABELS "example;${target};mpi;fault" TIMEOUT 120 RESOURCE_LOCK dml_mpi COST 1000
                                             ENVIRONMENT "${environment}")
 endfunction()
 
@@ -128,7 +128,7 @@ function(dml_trainer_mpi_error target name)
   add_test(NAME "${test_name}"
            COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${command}" "-DPREFIX=${target}" "-DEXPECT_EXIT=${arg_EXIT}"
                    "-DSTDERR_REGEX=${arg_STDERR}" -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/mpi_error.cmake")
-  set_tests_properties("${test_name}" PROPERTIES LABELS "example;${target};mpi" TIMEOUT 300 RESOURCE_LOCK dml_mpi)
+  set_tests_properties("${test_name}" PROPERTIES LABELS "example;${target};mpi" TIMEOUT 300 RESOURCE_LOCK dml_mpi COST 1000)
   if(DML_MPI_TEST_ENVIRONMENT)
     set_tests_properties("${test_name}" PROPERTIES ENVIRONMENT "${DML_MPI_TEST_ENVIRONMENT}")
   endif()

@@ -658,7 +658,13 @@ TEST_CASE("fault: an excluded member learns it from the records of the others", 
   c.barrier();
   std::string problem;
   constexpr int get_done_tag = 7301;
+  constexpr int left_barrier_tag = 7302;
   if (me == 0) {
+    // Member 0 may still be inside the barrier, answering requests, when
+    // member 1 leaves it: member 1's get waits until member 0 has left (a
+    // loaded machine made member 0 answer the get from inside the barrier).
+    int left = 1;
+    MPI_Send(&left, 1, MPI_INT, 1, left_barrier_tag, MPI_COMM_WORLD);
     // Answers nothing (no dml call) until member 1's get has given up.
     int done = 0, arrived = 0;
     MPI_Request r = MPI_REQUEST_NULL;
@@ -692,6 +698,8 @@ TEST_CASE("fault: an excluded member learns it from the records of the others", 
   }
   try {
     if (me == 1) {
+      int left = 0;
+      MPI_Recv(&left, 1, MPI_INT, 0, left_barrier_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       c.set_wait_limit(500ms);
       std::uint64_t word = 0;
       try {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <dml/comm/concepts.hpp>
+#include <dml/comm/get_all.hpp>
 #include <dml/error.hpp>
 
 #include <algorithm>
@@ -224,6 +225,40 @@ void gets(Comm& c, outcome& out) {
       const std::uint64_t expect = 1000 * (m + 1) + 2;
       out.check(std::memcmp(five.data(), &expect, 5) == 0, "get() of a partial word");
     }
+    // get_all: several ranges (a partial word, an empty one, overlapping
+    // ones) read as the gets of each range would read them.
+    for (dml::member_id m = 0; m < n; ++m) {
+      std::array<std::uint64_t, 2> first{};
+      std::array<char, 13> partial{};
+      std::uint64_t last = 0, again = 0;
+      const std::array<dml::comm::get_range, 5> ranges{{
+          {0, std::as_writable_bytes(std::span(first))},
+          {1, std::as_writable_bytes(std::span(partial))},
+          {3, {}},
+          {5 + m, std::as_writable_bytes(std::span(&last, 1))},
+          {0, std::as_writable_bytes(std::span(&again, 1))},
+      }};
+      dml::comm::get_all(s, m, std::span(ranges));
+      const std::uint64_t base = 1000 * (m + 1);
+      std::array<std::uint64_t, 2> w12{base + 1, base + 2};
+      out.check(first[0] == base && first[1] == base + 1 && last == base + 5 + m && again == base &&
+                    std::memcmp(partial.data(), w12.data(), partial.size()) == 0,
+                "get_all() of member " + std::to_string(m) + "'s words reads each range as get() would");
+    }
+    {
+      std::uint64_t a = 0, b = 0;
+      const std::array<dml::comm::get_range, 2> bad{{
+          {0, std::as_writable_bytes(std::span(&a, 1))},
+          {6 + next, std::as_writable_bytes(std::span(&b, 1))},
+      }};
+      bool threw = false;
+      try {
+        dml::comm::get_all(s, next, std::span(bad));
+      } catch (const dml::comm_error&) {
+        threw = true;
+      }
+      out.check(threw, "a get_all() with one range past the source's words is a comm_error");
+    }
     c.barrier();  // everyone has read before anyone overwrites
     // One writer per word: word 5 of next is written by this member alone.
     for (std::uint64_t round = 1; round <= 20; ++round) {
@@ -232,6 +267,15 @@ void gets(Comm& c, outcome& out) {
       std::uint64_t back = 0;
       s.get(next, 5, std::as_writable_bytes(std::span(&back, 1)));
       out.check(back == v, "get() sees the own earlier put without a flush");
+      const std::uint64_t v2 = v + 1;
+      s.put(next, 5, std::as_bytes(std::span(&v2, 1)));
+      std::array<std::uint64_t, 2> both{};
+      const std::array<dml::comm::get_range, 2> ranges{{
+          {5, std::as_writable_bytes(std::span(&both[0], 1))},
+          {5, std::as_writable_bytes(std::span(&both[1], 1))},
+      }};
+      dml::comm::get_all(s, next, std::span(ranges));
+      out.check(both[0] == v2 && both[1] == v2, "get_all() sees the own earlier put without a flush");
     }
     std::array<std::uint64_t, 2> two{};
     bool threw = false;

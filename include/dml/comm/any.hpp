@@ -21,6 +21,7 @@
 
 #include <dml/comm/attributes.hpp>
 #include <dml/comm/concepts.hpp>
+#include <dml/comm/get_all.hpp>
 #include <dml/error.hpp>
 #include <dml/fwd.hpp>
 
@@ -53,6 +54,7 @@ class any {
     [[nodiscard]] virtual std::uint64_t load_control(std::size_t w) const = 0;
     virtual void read(std::size_t w, std::span<std::byte> out) const = 0;
     virtual void get(member_id m, std::size_t w, std::span<std::byte> out) = 0;
+    virtual void get_all(member_id m, std::span<const get_range> ranges) = 0;
     [[nodiscard]] virtual std::span<const std::uint64_t> view(std::size_t w, std::size_t n) const = 0;
     virtual void sync() = 0;
   };
@@ -73,6 +75,7 @@ class any {
     std::uint64_t load_control(std::size_t w) const override { return s.load_control(w); }
     void read(std::size_t w, std::span<std::byte> out) const override { s.read(w, out); }
     void get(member_id m, std::size_t w, std::span<std::byte> out) override { s.get(m, w, out); }
+    void get_all(member_id m, std::span<const get_range> ranges) override { comm::get_all(s, m, ranges); }
     std::span<const std::uint64_t> view(std::size_t w, std::size_t n) const override { return s.view(w, n); }
     void sync() override { s.sync(); }
   };
@@ -96,6 +99,8 @@ class any {
     [[nodiscard]] std::uint64_t load_control(std::size_t w) const { return self().load_control(w); }
     void read(std::size_t w, std::span<std::byte> out) const { self().read(w, out); }
     void get(member_id m, std::size_t w, std::span<std::byte> out) { self().get(m, w, out); }
+    /// comm::get_all of the wrapped segment (one message where it has one).
+    void get_all(member_id m, std::span<const get_range> ranges) { self().get_all(m, ranges); }
     [[nodiscard]] std::span<const std::uint64_t> view(std::size_t w, std::size_t n) const {
       return self().view(w, n);
     }

@@ -53,7 +53,10 @@ struct membership_view {
 ///   It sees every put this member made to source before it; it is not
 ///   atomic across words (callers detect tearing themselves, e.g. with a
 ///   version word read before and after). Tables read their owners' rows
-///   with it.
+///   with it, several ranges at once through `comm::get_all`
+///   (dml/comm/get_all.hpp), which uses an optional member
+///   `get_all(source, ranges)` where a segment has one (one round trip where
+///   a get is a message to the peer).
 /// - `load(word)` / `load_control(word)` read the own segment with acquire
 ///   semantics; `read(word_offset, out)` copies own data words (relaxed:
 ///   callers detect tearing themselves); `sync()` makes remote writes

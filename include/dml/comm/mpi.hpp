@@ -9,6 +9,7 @@
 #include <dml/comm/attributes.hpp>
 #include <dml/comm/concepts.hpp>
 #include <dml/comm/detail/segment_base.hpp>
+#include <dml/comm/get_all.hpp>
 #include <dml/comm/mpi/common.hpp>
 #include <dml/comm/mpi/group.hpp>
 #include <dml/error.hpp>
@@ -246,7 +247,8 @@ class mpi {
     flush_request,
     flush_ack,
     get_request,
-    get_reply
+    get_reply,
+    get_many_request
   };
   static constexpr std::size_t header_words = 4;
   // A message: {kind | segment << 8, a, b, c} followed by payload words.
@@ -258,6 +260,9 @@ class mpi {
   //   flush_request c = token          flush_ack  a = token
   //   get_request   a = word offset, b = bytes (<= chunk_bytes), c = token
   //   get_reply     a = token, b = bytes; payload = the words read, zero padded
+  //   get_many_request  a = ranges, c = token; payload = (word offset, bytes)
+  //                 per range; answered by one get_reply whose payload is
+  //                 every range's words (each zero padded), in order
   static constexpr std::size_t chunk_bytes = std::size_t{1} << 30;
 
   struct memory {
@@ -429,6 +434,40 @@ class mpi {
                            " out of range");
         send_words(source, {get_reply, c, b, 0},
                    std::as_bytes(std::span(mem.data.data() + static_cast<std::ptrdiff_t>(a), words)));
+        return;
+      }
+      case get_many_request: {
+        auto& mem = lookup(id, source);
+        const std::size_t pairs = inbox_.size() - header_words;
+        if (a == 0 || pairs % 2 != 0 || a != pairs / 2)
+          throw comm_error(std::string(who) + ": malformed get from member " + std::to_string(source));
+        std::size_t total = 0;
+        for (std::size_t i = 0; i < a; ++i) {
+          const std::uint64_t w = inbox_[header_words + 2 * i], bytes = inbox_[header_words + 2 * i + 1];
+          const std::size_t words = (bytes + 7) / 8;
+          if (bytes > chunk_bytes || w > mem.data.size() || words > mem.data.size() - w ||
+              8 * words > chunk_bytes - total)
+            throw comm_error(std::string(who) + ": get from member " + std::to_string(source) +
+                             " out of range");
+          total += 8 * words;
+        }
+        auto& out = sends_.emplace_back();
+        out.target = source;
+        out.words.resize(header_words + total / 8);
+        out.words[0] = get_reply;
+        out.words[1] = c;
+        out.words[2] = total;
+        out.words[3] = 0;
+        auto at = out.words.begin() + header_words;
+        for (std::size_t i = 0; i < a; ++i) {
+          const std::uint64_t w = inbox_[header_words + 2 * i], bytes = inbox_[header_words + 2 * i + 1];
+          const auto words = static_cast<std::ptrdiff_t>((bytes + 7) / 8);
+          at = std::copy_n(mem.data.begin() + static_cast<std::ptrdiff_t>(w), words, at);
+        }
+        guarded_peer(source, "send", [&] {
+          out.request =
+              comm_.isend(rank_of(source), tag, out.words.data(), static_cast<int>(out.words.size()));
+        });
         return;
       }
       case get_reply:
@@ -609,6 +648,44 @@ class mpi::segment : detail::segment_impl::segment_base<mpi::segment, mpi> {
       std::memcpy(out.data() + off, it->second.data(), n);
       ctx_->got_.erase(it);
     }
+  }
+
+  /// get() of every range (comm::get_all), asked of source in one message
+  /// and answered in one: source reads the ranges in one step, with none of
+  /// its own writes between them.
+  void get_all(member_id source, std::span<const get_range> ranges) {
+    std::size_t total = 0;
+    for (const auto& r : ranges) {
+      check_range(source, r.word, r.out.size());
+      total += (r.out.size() + 7) / 8 * 8;
+    }
+    require_alive(source, "get");
+    if (source == own() || ranges.size() < 2 || total > chunk_bytes) {
+      for (const auto& r : ranges) get(source, r.word, r.out);
+      return;
+    }
+    std::vector<std::uint64_t> asked;
+    asked.reserve(2 * ranges.size());
+    for (const auto& r : ranges) {
+      asked.push_back(r.word);
+      asked.push_back(r.out.size());
+    }
+    const std::uint64_t token = ctx_->next_token_++;
+    ctx_->send_words(source, {head(get_many_request), ranges.size(), 0, token},
+                     std::as_bytes(std::span(asked)));
+    ctx_->wait_until(source, "get", [&] {
+      ctx_->progress();
+      return ctx_->got_.contains(token);
+    });
+    const auto it = ctx_->got_.find(token);
+    if (8 * it->second.size() < total)
+      throw comm_error(std::string(who) + ": short get reply from member " + std::to_string(source));
+    const std::byte* from = reinterpret_cast<const std::byte*>(it->second.data());
+    for (const auto& r : ranges) {
+      if (!r.out.empty()) std::memcpy(r.out.data(), from, r.out.size());
+      from += (r.out.size() + 7) / 8 * 8;
+    }
+    ctx_->got_.erase(it);
   }
 
   /// One of the own data words, after applying arrived messages.

@@ -477,8 +477,6 @@ class table {
   void fetch(member_id o, std::span<const std::uint64_t> rows, std::uint64_t need,
              std::span<T* const> dests = {});
 
-  std::uint64_t get_word(member_id o, std::size_t word);
-
   void invalidate() {
     ++generation_;
     prefetched_ = 0;

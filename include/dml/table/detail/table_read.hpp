@@ -5,6 +5,7 @@
 /// after the class.
 #pragma once
 
+#include <dml/comm/get_all.hpp>
 #include <dml/table/table.hpp>
 
 #include <algorithm>
@@ -185,27 +186,47 @@ void table<T, Transport, Consistency>::fetch(member_id o, std::span<const std::u
   std::size_t total = 0;
   for (const auto& [first, count] : runs_) total += count;
   fetched_.resize(total * stride_);
-  std::uint64_t v1 = 0;
+  // One round trip where a get is a message (comm::get_all): the version
+  // word, every member's applied clock, the rows, the version word again.
+  // While the owner is behind, only the first two are polled.
+  std::uint64_t v1 = 0, v2 = 0;
+  std::vector<comm::get_range> ranges;
+  const auto add_rows = [&] {
+    std::size_t off = 0;
+    for (const auto& [first, count] : runs_) {
+      ranges.push_back({lay_.row(first),
+                        std::as_writable_bytes(std::span(fetched_.data() + off * stride_, count * stride_))});
+      off += count;
+    }
+    ranges.push_back({0, std::as_writable_bytes(std::span(&v2, 1))});
+  };
+  const auto read = [&] {
+    comm::get_all(seg_, o, ranges);
+    stats_.gets += ranges.size();
+  };
+  bool with_rows = true;
   const auto attempt = [&]() -> std::optional<member_id> {
     progress();
-    v1 = get_word(o, 0);
+    ranges.clear();
+    ranges.push_back({0, std::as_writable_bytes(std::span(&v1, 1))});
+    ranges.push_back({lay_.applied(0), std::as_writable_bytes(std::span(applied_buf_))});
+    if (with_rows) add_rows();
+    read();
     if (v1 % 2 != 0) return o;
-    seg_.get(o, lay_.applied(0), std::as_writable_bytes(std::span(applied_buf_)));
-    ++stats_.gets;
     std::uint64_t complete = never;
     for (member_id m : comm_->view().live) complete = std::min(complete, applied_buf_[m]);
     if (complete < need) {
+      with_rows = false;
       const member_id who = laggard(applied_buf_);
       return who == comm_->rank() ? o : who;  // o has not applied this member's batch yet
     }
-    std::size_t off = 0;
-    for (const auto& [first, count] : runs_) {
-      seg_.get(o, lay_.row(first),
-               std::as_writable_bytes(std::span(fetched_.data() + off * stride_, count * stride_)));
-      ++stats_.gets;
-      off += count;
+    if (!with_rows) {
+      ranges.clear();
+      add_rows();
+      read();
+      with_rows = true;
     }
-    if (get_word(o, 0) != v1 || applied_buf_[comm_->rank()] < pruned_[o]) {
+    if (v2 != v1 || applied_buf_[comm_->rank()] < pruned_[o]) {
       ++stats_.torn_fetches;
       return o;
     }
@@ -252,14 +273,6 @@ void table<T, Transport, Consistency>::fetch(member_id o, std::span<const std::u
     if (!dests.empty()) std::copy(dst, dst + len_, dests[k]);
     ++k;
   }
-}
-
-template <class T, class Transport, class Consistency>
-std::uint64_t table<T, Transport, Consistency>::get_word(member_id o, std::size_t word) {
-  std::uint64_t v = 0;
-  seg_.get(o, word, std::as_writable_bytes(std::span(&v, 1)));
-  ++stats_.gets;
-  return v;
 }
 
 DML_END_NAMESPACE

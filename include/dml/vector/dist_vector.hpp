@@ -14,6 +14,7 @@
 #include <dml/comm/concepts.hpp>
 #include <dml/consistency/concepts.hpp>
 #include <dml/consistency/detail/drift.hpp>
+#include <dml/detail/backoff.hpp>
 #include <dml/detail/policy.hpp>
 #include <dml/error.hpp>
 #include <dml/fault/membership.hpp>
@@ -395,7 +396,13 @@ class dist_vector {
       }
     }
     auto& comm = core_.comm();
-    for (unsigned spins = 0;; ++spins) {
+    // The others may train for hours: yield briefly, then sleep.
+    detail::backoff pause({.spin = 0,
+                           .yield = 64,
+                           .short_sleeps = 1024,
+                           .short_sleep = std::chrono::microseconds(50),
+                           .long_sleep = std::chrono::microseconds(1000)});
+    for (;;) {
       announce();
       try {
         core_.check_view();
@@ -413,11 +420,7 @@ class dist_vector {
       } catch (const peer_failure&) {
         core_.recover_or_rethrow();
       }
-      // The others may train for hours: spin briefly, then sleep.
-      if (spins < 64)
-        std::this_thread::yield();
-      else
-        std::this_thread::sleep_for(std::chrono::microseconds(spins < 1024 ? 50 : 1000));
+      pause.pause();
     }
   }
 

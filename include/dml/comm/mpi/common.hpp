@@ -7,6 +7,7 @@
 
 #include <dml/comm/mpi/beacon.hpp>
 #include <dml/comm/mpi/watchdog.hpp>
+#include <dml/detail/backoff.hpp>
 #include <dml/detail/env.hpp>
 #include <dml/error.hpp>
 #include <dml/fwd.hpp>
@@ -28,7 +29,6 @@
 #include <limits>
 #include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
 DML_BEGIN_NAMESPACE
@@ -236,25 +236,8 @@ class environment {
   std::chrono::steady_clock::duration limit_ = std::chrono::seconds(60);
 };
 
-/// Spin, then yield, then sleep: ranks often share few cores
-/// (oversubscribed test runs), and a spinning waiter starves the peer it
-/// waits for.
-class backoff {
- public:
-  void pause() {
-    ++spins_;
-    if (spins_ < 64) return;
-    if (spins_ < 512) {
-      std::this_thread::yield();
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(spins_ < 4096 ? 20 : 200));
-  }
-  void reset() noexcept { spins_ = 0; }
-
- private:
-  unsigned spins_ = 0;
-};
+/// Spin, then yield, then sleep (dml/detail/backoff.hpp).
+using dml::detail::backoff;
 
 /// Polls `request` with MPI_Test until it completes, calling `progress()`
 /// between tests (the two-sided transport serves incoming messages there).

@@ -5,13 +5,13 @@
 // forever: the transport's wait limit ends it with dml::timeout.
 #pragma once
 
+#include <dml/detail/backoff.hpp>
 #include <dml/error.hpp>
 #include <dml/fwd.hpp>
 
 #include <chrono>
 #include <optional>
 #include <string>
-#include <thread>
 
 DML_BEGIN_NAMESPACE
 namespace detail {
@@ -22,7 +22,8 @@ bool table_wait(Comm& comm, const char* what, Step&& step, double& wait_seconds)
   if (!blame) return false;
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + comm.wait_limit();
-  for (unsigned spins = 0;; ++spins) {
+  backoff pause({.spin = 32, .yield = 256, .short_sleeps = 2048});
+  for (;;) {
     if constexpr (requires { comm.check_view(); }) comm.check_view();
     // A step that blames a dead or finished member is tried once more (its
     // last writes may have landed). It may then blame another member: one
@@ -54,12 +55,7 @@ bool table_wait(Comm& comm, const char* what, Step&& step, double& wait_seconds)
       throw timeout("dml::table: member " + std::to_string(comm.rank()) + " waited " +
                     std::to_string(std::chrono::duration<double>(now - start).count()) + " s for " + what +
                     " from member " + std::to_string(*blame));
-    if (spins >= 32) {
-      if (spins < 256)
-        std::this_thread::yield();
-      else
-        std::this_thread::sleep_for(std::chrono::microseconds(spins < 2048 ? 20 : 200));
-    }
+    pause.pause();
     blame = step();
     if (!blame) break;
   }

@@ -4,12 +4,12 @@
 // transport's wait limit with dml::timeout; a bounded stall also ends it.
 #pragma once
 
+#include <dml/detail/backoff.hpp>
 #include <dml/error.hpp>
 #include <dml/fwd.hpp>
 
 #include <chrono>
 #include <string>
-#include <thread>
 #include <utility>
 
 DML_BEGIN_NAMESPACE
@@ -25,7 +25,8 @@ bool wait_until_or(Comm& comm, member_id peer, const char* what, Ready&& ready, 
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + comm.wait_limit();
   bool got = true;
-  for (unsigned spins = 0;; ++spins) {
+  backoff pause;
+  for (;;) {
     // The others agreed on a new view: leave, so this member can join them.
     if constexpr (requires { comm.check_view(); }) comm.check_view();
     if (!comm.alive(peer)) {
@@ -53,13 +54,7 @@ bool wait_until_or(Comm& comm, member_id peer, const char* what, Ready&& ready, 
       throw timeout("dml: member " + std::to_string(comm.rank()) + " waited " +
                     std::to_string(std::chrono::duration<double>(now - start).count()) + " s for " + what +
                     " from member " + std::to_string(peer));
-    // Spin briefly, then yield, then sleep: ranks may share few cores.
-    if (spins >= 64) {
-      if (spins < 512)
-        std::this_thread::yield();
-      else
-        std::this_thread::sleep_for(std::chrono::microseconds(spins < 4096 ? 20 : 200));
-    }
+    pause.pause();
     if (ready()) break;
   }
   wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

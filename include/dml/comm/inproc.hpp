@@ -353,6 +353,13 @@ class context {
   comm::attributes attributes_;
 };
 
+namespace detail {
+// The body of run(): fn is called through `call`, so the threads, the world
+// and the error handling are compiled once (in separate compilation mode,
+// once per program), not once per caller's function.
+DML_DECL void run_members(std::size_t n, void (*call)(void*, context&), void* fn, options opts);
+}  // namespace detail
+
 /// Starts n ranks as threads, runs fn(context&) on each and joins them. If
 /// any rank throws, the first exception thrown is rethrown here; dml's own
 /// exceptions get "member r: " prepended to their message. A rank that was
@@ -360,56 +367,10 @@ class context {
 /// threw or stopped get `dml::peer_failure` instead of hanging.
 template <class Fn>
 void run(std::size_t n, Fn&& fn, options opts = {}) {
-  if (n == 0) throw config_error("dml::comm::inproc::run: the group needs at least one member (n = 0)");
-  if (!opts.nodes.empty() && opts.nodes.size() != n)
-    throw config_error("dml::comm::inproc::run: options::nodes gives " + std::to_string(opts.nodes.size()) +
-                       (opts.nodes.size() == 1 ? " node label" : " node labels") + " for " +
-                       std::to_string(n) + (n == 1 ? " member" : " members") +
-                       "; give one per member, or none for one node");
-  if (opts.nodes.empty()) opts.nodes.assign(n, 0);
-  auto world = std::make_shared<detail::world>(n, std::move(opts));
-  std::mutex first_mutex;
-  std::exception_ptr first;
-  member_id first_rank = 0;
-  std::vector<std::thread> threads;
-  threads.reserve(n);
-  for (member_id r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] {
-      context ctx(world, r);
-      try {
-        fn(ctx);
-        world->finish(r, detail::state::finished);
-      } catch (const stopped&) {
-        world->finish(r, detail::state::stopped);
-      } catch (...) {
-        {  // record before marking failed, so waiters' follow-on errors never come first
-          std::lock_guard lock(first_mutex);
-          if (!first) {
-            first = std::current_exception();
-            first_rank = r;
-          }
-        }
-        world->finish(r, detail::state::failed);
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  if (!first) return;
-  const std::string prefix = "member " + std::to_string(first_rank) + ": ";
-  try {
-    std::rethrow_exception(first);
-  } catch (const peer_failure& e) {
-    throw peer_failure(e.rank(), prefix + e.what());
-  } catch (const data_error& e) {
-    throw data_error(e.file(), e.line(), prefix + e.reason());
-  } catch (const config_error& e) {
-    throw config_error(prefix + e.what());
-  } catch (const timeout& e) {
-    throw timeout(prefix + e.what());
-  } catch (const comm_error& e) {
-    throw comm_error(prefix + e.what());
-  }
-  // any other exception propagates unchanged from the catch above
+  using F = std::remove_reference_t<Fn>;
+  detail::run_members(
+      n, [](void* f, context& ctx) { (*static_cast<F*>(f))(ctx); },
+      const_cast<void*>(static_cast<const void*>(std::addressof(fn))), std::move(opts));
 }
 
 }  // namespace comm::inproc

@@ -13,6 +13,7 @@
 #include <dml/dml.hpp>
 // The non-template functions the headers only declare in this mode.
 #include <dml/comm/impl/inproc.ipp>
+#include <dml/detail/impl/env.ipp>
 #include <dml/detail/impl/members.ipp>
 #include <dml/fault/impl/membership.ipp>
 #include <dml/fault/impl/timeout.ipp>

@@ -20,6 +20,7 @@
 #include <dml/fault/membership.hpp>
 #include <dml/fault/timeout.hpp>
 #include <dml/topology.hpp>
+#include <dml/vector/detail/background.hpp>
 #include <dml/vector/detail/core.hpp>
 #include <dml/vector/detail/protocol.hpp>
 #include <dml/vector/representation.hpp>
@@ -32,12 +33,14 @@
   DML_DETAIL_KEYWORD template class detail::vector_core<T, Comm, Repr>; \
   DML_DETAIL_KEYWORD template class detail::vector_protocol<detail::vector_core<T, Comm, Repr>>;
 
-#define DML_DETAIL_INSTANTIATE_TRANSPORT(Comm)                          \
-  DML_DETAIL_KEYWORD template void fault::recover(Comm&);               \
-  DML_DETAIL_KEYWORD template void fault::observe_round(Comm&, double); \
-  DML_DETAIL_INSTANTIATE_CORE(float, Comm, dense)                       \
-  DML_DETAIL_INSTANTIATE_CORE(double, Comm, dense)                      \
-  DML_DETAIL_INSTANTIATE_CORE(float, Comm, sparse)                      \
+#define DML_DETAIL_INSTANTIATE_TRANSPORT(Comm)                                                      \
+  DML_DETAIL_KEYWORD template void fault::recover(Comm&);                                           \
+  DML_DETAIL_KEYWORD template void fault::observe_round(Comm&, double);                             \
+  DML_DETAIL_KEYWORD template std::shared_ptr<fault::detail::state> fault::detail::state_of(Comm&); \
+  DML_DETAIL_KEYWORD template void detail::settle_background(Comm&);                                \
+  DML_DETAIL_INSTANTIATE_CORE(float, Comm, dense)                                                   \
+  DML_DETAIL_INSTANTIATE_CORE(double, Comm, dense)                                                  \
+  DML_DETAIL_INSTANTIATE_CORE(float, Comm, sparse)                                                  \
   DML_DETAIL_INSTANTIATE_CORE(double, Comm, sparse)
 
 /// The graph over a group's survivors, for the built-in static topologies.

@@ -93,6 +93,11 @@ class vector_core {
 
   vector_core(Transport& comm, std::size_t length, Repr repr)
       : comm_(&comm), n_(length), repr_(std::move(repr)), local_(length, T{}), codec_(length, capacity()) {}
+  // Declared here, defined below the class: an implicit destructor would be
+  // compiled in every translation unit, even in separate compilation mode.
+  ~vector_core();
+  vector_core(vector_core&&) noexcept = default;
+  vector_core& operator=(vector_core&&) noexcept = default;
 
   // ---- what the front end reads ----------------------------------------------
   [[nodiscard]] std::size_t size() const noexcept { return n_; }
@@ -334,6 +339,9 @@ class vector_core {
   std::vector<round_plan> schedule_;  // per round of a time-varying topology's period; empty: static
   vector_stats stats_;
 };
+
+template <class T, class Transport, class Repr>
+vector_core<T, Transport, Repr>::~vector_core() = default;
 
 template <class T, class Transport, class Repr>
 void vector_core<T, Transport, Repr>::validate_local() const {

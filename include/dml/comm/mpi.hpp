@@ -638,15 +638,8 @@ class mpi::segment : detail::segment_impl::segment_base<mpi::segment, mpi> {
       const std::size_t n = std::min(chunk_bytes, out.size() - off);
       const std::uint64_t token = ctx_->next_token_++;
       ctx_->send_words(source, {head(get_request), word + off / 8, n, token});
-      ctx_->wait_until(source, "get", [&] {
-        ctx_->progress();
-        return ctx_->got_.contains(token);
-      });
-      const auto it = ctx_->got_.find(token);
-      if (8 * it->second.size() < n)
-        throw comm_error(std::string(who) + ": short get reply from member " + std::to_string(source));
-      std::memcpy(out.data() + off, it->second.data(), n);
-      ctx_->got_.erase(it);
+      const auto words = await_get_reply(source, token, n);
+      std::memcpy(out.data() + off, words.data(), n);
     }
   }
 
@@ -673,19 +666,12 @@ class mpi::segment : detail::segment_impl::segment_base<mpi::segment, mpi> {
     const std::uint64_t token = ctx_->next_token_++;
     ctx_->send_words(source, {head(get_many_request), ranges.size(), 0, token},
                      std::as_bytes(std::span(asked)));
-    ctx_->wait_until(source, "get", [&] {
-      ctx_->progress();
-      return ctx_->got_.contains(token);
-    });
-    const auto it = ctx_->got_.find(token);
-    if (8 * it->second.size() < total)
-      throw comm_error(std::string(who) + ": short get reply from member " + std::to_string(source));
-    const std::byte* from = reinterpret_cast<const std::byte*>(it->second.data());
+    const auto words = await_get_reply(source, token, total);
+    const auto* from = reinterpret_cast<const std::byte*>(words.data());
     for (const auto& r : ranges) {
       if (!r.out.empty()) std::memcpy(r.out.data(), from, r.out.size());
       from += (r.out.size() + 7) / 8 * 8;
     }
-    ctx_->got_.erase(it);
   }
 
   /// One of the own data words, after applying arrived messages.
@@ -724,6 +710,18 @@ class mpi::segment : detail::segment_impl::segment_base<mpi::segment, mpi> {
   static constexpr const char* who = "dml::comm::mpi";
 
   [[nodiscard]] member_id own() const noexcept { return ctx_->rank(); }
+  // Waits for the get reply to `token` from source and returns its words
+  // (at least `bytes` of them).
+  std::vector<std::uint64_t> await_get_reply(member_id source, std::uint64_t token, std::size_t bytes) {
+    ctx_->wait_until(source, "get", [&] {
+      ctx_->progress();
+      return ctx_->got_.contains(token);
+    });
+    auto words = std::move(ctx_->got_.extract(token).mapped());
+    if (8 * words.size() < bytes)
+      throw comm_error(std::string(who) + ": short get reply from member " + std::to_string(source));
+    return words;
+  }
   [[nodiscard]] std::uint64_t head(kind k) const noexcept {
     return static_cast<std::uint64_t>(k) | (id_ << 8);
   }

@@ -4,7 +4,8 @@
 // compile-time policies, data sets (Fashion-MNIST or LIBSVM files, dense or
 // sparse rows), the exact model mean of the reports, and the per-epoch
 // progress line / CSV row. Nothing here is dml API; a trainer copied out of
-// examples/ takes this file (and linear.hpp) along.
+// examples/ takes this file (and linear.hpp, cli.hpp, launcher.hpp and
+// launcher.cpp, which its build compiles once) along.
 #pragma once
 
 #include <dml/data.hpp>

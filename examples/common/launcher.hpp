@@ -2,7 +2,8 @@
 // Shared by the reference trainers: where the ranks run. --transport inproc
 // starts threads in this process; mpi_rma and mpi (in a build with dml::mpi,
 // where CMake defines DML_EXAMPLES_MPI) make this process one rank of the
-// MPI job started by mpiexec. Nothing here is dml API.
+// MPI job started by mpiexec. Nothing here is dml API. launcher.cpp holds
+// the part that depends on the transports: build it once with the trainers.
 #pragma once
 
 #include <dml/comm/any.hpp>
@@ -12,22 +13,17 @@
 
 #include "cli.hpp"
 
-#if DML_EXAMPLES_MPI
-#include <dml/comm/mpi.hpp>
-#include <dml/comm/mpi_rma.hpp>
-
-#include <mpi.h>
-#endif
-
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -43,64 +39,30 @@ using usage_error = cli::usage_error;
 class launcher {
  public:
   /// `ranks` threads of this process.
-  explicit launcher(std::size_t ranks) : ranks_(ranks) {}
+  explicit launcher(std::size_t ranks);
 
   /// transport: inproc, mpi_rma or mpi. Under MPI, sets `ranks` to the
   /// number of processes.
   /// `kills`: in-process members that die at the given times (--kill-after).
   launcher(const std::string& transport, std::size_t& ranks, int& argc, char**& argv,
-           const std::vector<std::pair<std::size_t, std::chrono::steady_clock::time_point>>& kills = {}) {
-    for (const auto& [member, at] : kills) inproc_options_.kill_at.emplace_back(member, at);
-#if DML_EXAMPLES_MPI
-    if (transport == "mpi_rma") ranks = rma_.emplace(argc, argv).size();
-    if (transport == "mpi") ranks = two_sided_.emplace(argc, argv).size();
-#else
-    (void)argc;
-    (void)argv;
-    if (transport != "inproc")
-      throw usage_error("--transport " + transport +
-                        " needs a build with MPI (dml::mpi: Open MPI or MPICH, and Boost.MPI); this one has "
-                        "only inproc");
-#endif
-    ranks_ = ranks;
-  }
+           const std::vector<std::pair<std::size_t, std::chrono::steady_clock::time_point>>& kills = {});
+  launcher(launcher&&) noexcept;
+  launcher& operator=(launcher&&) noexcept;
+  ~launcher();  // finalizes MPI if it started it
 
   /// `--baseline mpi_allreduce`: checks that this run is an MPI job, for
   /// which allreduce_mean() is the whole exchange.
-  void require_mpi_for(const std::string& option) const {
-#if DML_EXAMPLES_MPI
-    if (rma_ || two_sided_) return;
-#endif
-    throw usage_error(option + " is plain MPI: it needs --transport mpi_rma or mpi (under mpiexec)");
-  }
+  void require_mpi_for(const std::string& option) const;
 
   /// The baseline the benchmarks compare dml with (bench/, docs/benchmarks.md):
   /// synchronous data-parallel SGD as written without dml. Replaces a
   /// vector's scatter() + gather() by MPI_Allreduce (sum) of `x` over every
   /// process of the job and division by their number: the exact mean, the
   /// result `gather::average` under bsp over `all` also computes.
-  void allreduce_mean(std::span<float> x) const {
-#if DML_EXAMPLES_MPI
-    if (rma_ || two_sided_) {
-      int size = 1;
-      MPI_Comm_size(MPI_COMM_WORLD, &size);
-      MPI_Allreduce(MPI_IN_PLACE, x.data(), static_cast<int>(x.size()), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-      for (float& e : x) e /= static_cast<float>(size);
-      return;
-    }
-#endif
-    (void)x;
-    throw usage_error("allreduce_mean needs an MPI transport");
-  }
+  void allreduce_mean(std::span<float> x) const;
 
   /// Whether the ranks are threads of this process.
-  [[nodiscard]] bool in_process() const noexcept {
-#if DML_EXAMPLES_MPI
-    return !rma_ && !two_sided_;
-#else
-    return true;
-#endif
-  }
+  [[nodiscard]] bool in_process() const noexcept;
 
   /// Whether this process prints what the whole run prints once (the
   /// header, the CSV file): in-process always (the members are this
@@ -108,39 +70,28 @@ class launcher {
   /// process's member is dml::io::leader of the group (the lowest live
   /// member). Inside the run, members use dml::io::leader(comm) and
   /// dml::io::print(comm, ...) themselves.
-  [[nodiscard]] bool leader() const {
-#if DML_EXAMPLES_MPI
-    if (rma_) return dml::io::leader(*rma_);
-    if (two_sided_) return dml::io::leader(*two_sided_);
-#endif
-    return true;
-  }
+  [[nodiscard]] bool leader() const;
 
   /// Calls body(comm) on every rank with the rank's transport context
   /// behind a `dml::comm::any`: whichever transport was chosen, body is
   /// compiled once (a generic lambda [&](auto& comm) { ... } is instantiated
   /// for dml::comm::any only), which keeps the trainers' build time to one
-  /// training loop instead of three.
+  /// training loop instead of three. The transports themselves, and their
+  /// `comm::any` wrappers, are compiled once in launcher.cpp.
   template <class Body>
   void run(Body&& body) {
-    auto erased = [&body](auto& context) {
-      dml::comm::any comm(context);
-      body(comm);
-    };
-#if DML_EXAMPLES_MPI
-    if (rma_) return erased(*rma_);
-    if (two_sided_) return erased(*two_sided_);
-#endif
-    dml::comm::inproc::run(ranks_, erased, inproc_options_);
+    using B = std::remove_reference_t<Body>;
+    run_any([](void* b, dml::comm::any& comm) { (*static_cast<B*>(b))(comm); },
+            const_cast<void*>(static_cast<const void*>(std::addressof(body))));
   }
 
  private:
+  struct mpi_contexts;  // the MPI transport contexts, in a build with MPI
+  void run_any(void (*body)(void*, dml::comm::any&), void* state);
+
   std::size_t ranks_ = 1;
   dml::comm::inproc::options inproc_options_;
-#if DML_EXAMPLES_MPI
-  std::optional<dml::comm::mpi_rma> rma_;
-  std::optional<dml::comm::mpi> two_sided_;
-#endif
+  std::unique_ptr<mpi_contexts> mpi_;
 };
 
 /// The rank mpiexec gave this process, read from the environment it sets
@@ -158,22 +109,7 @@ class launcher {
 /// (in a build with MPI) all then meet at a barrier before exiting, since
 /// mpiexec ends the whole job as soon as one process exits with an error
 /// and would otherwise often end rank 0 before it printed.
-inline int usage_failure(const char* program, const char* message) {
-  const long rank = launched_rank();
-  if (rank <= 0) {
-    std::fprintf(stderr, "%s: %s (see --help)\n", program, message);
-    std::fflush(stderr);
-  }
-#if DML_EXAMPLES_MPI
-  int started = 0;
-  if (rank >= 0 && MPI_Initialized(&started) == MPI_SUCCESS && !started &&
-      MPI_Init(nullptr, nullptr) == MPI_SUCCESS) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    MPI_Finalize();
-  }
-#endif
-  return 2;
-}
+int usage_failure(const char* program, const char* message);
 
 /// Prints one line for each view change `comm` took part in since the last
 /// call (`printed` counts them): who failed, how many go on, and how long

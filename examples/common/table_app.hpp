@@ -5,7 +5,7 @@
 // line as a compile-time one, the table statistics summed over the members
 // through rows of the table itself, and the line printed for a view change.
 // Nothing here is dml API; an application copied out of examples/ takes
-// this file (and cli.hpp, launcher.hpp) along.
+// this file (and cli.hpp, launcher.hpp and launcher.cpp) along.
 #pragma once
 
 #include <dml/fault/membership.hpp>

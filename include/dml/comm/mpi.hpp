@@ -329,11 +329,20 @@ class mpi {
   // Sends header + payload (zero padded to whole words) from an owned buffer.
   void send_words(member_id target, std::array<std::uint64_t, header_words> header,
                   std::span<const std::byte> payload = {}) {
+    send_filled(target, header, (payload.size() + 7) / 8, [&](std::span<std::uint64_t> words) {
+      if (!payload.empty()) std::memcpy(words.data(), payload.data(), payload.size());
+    });
+  }
+
+  // Sends header + `payload_words` zeroed words that fill(words) writes.
+  template <class Fill>
+  void send_filled(member_id target, std::array<std::uint64_t, header_words> header,
+                   std::size_t payload_words, Fill&& fill) {
     auto& out = sends_.emplace_back();
     out.target = target;
-    out.words.assign(header_words + (payload.size() + 7) / 8, 0);
+    out.words.assign(header_words + payload_words, 0);
     std::copy(header.begin(), header.end(), out.words.begin());
-    if (!payload.empty()) std::memcpy(out.words.data() + header_words, payload.data(), payload.size());
+    fill(std::span(out.words).subspan(header_words));
     guarded_peer(target, "send", [&] {
       out.request = comm_.isend(rank_of(target), tag, out.words.data(), static_cast<int>(out.words.size()));
     });
@@ -451,22 +460,13 @@ class mpi {
                              " out of range");
           total += 8 * words;
         }
-        auto& out = sends_.emplace_back();
-        out.target = source;
-        out.words.resize(header_words + total / 8);
-        out.words[0] = get_reply;
-        out.words[1] = c;
-        out.words[2] = total;
-        out.words[3] = 0;
-        auto at = out.words.begin() + header_words;
-        for (std::size_t i = 0; i < a; ++i) {
-          const std::uint64_t w = inbox_[header_words + 2 * i], bytes = inbox_[header_words + 2 * i + 1];
-          const auto words = static_cast<std::ptrdiff_t>((bytes + 7) / 8);
-          at = std::copy_n(mem.data.begin() + static_cast<std::ptrdiff_t>(w), words, at);
-        }
-        guarded_peer(source, "send", [&] {
-          out.request =
-              comm_.isend(rank_of(source), tag, out.words.data(), static_cast<int>(out.words.size()));
+        send_filled(source, {get_reply, c, total, 0}, total / 8, [&](std::span<std::uint64_t> out) {
+          auto at = out.begin();
+          for (std::size_t i = 0; i < a; ++i) {
+            const std::uint64_t w = inbox_[header_words + 2 * i], bytes = inbox_[header_words + 2 * i + 1];
+            const auto words = static_cast<std::ptrdiff_t>((bytes + 7) / 8);
+            at = std::copy_n(mem.data.begin() + static_cast<std::ptrdiff_t>(w), words, at);
+          }
         });
         return;
       }

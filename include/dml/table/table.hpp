@@ -19,6 +19,7 @@
 #pragma once
 
 #include <dml/comm/concepts.hpp>
+#include <dml/comm/get_all.hpp>
 #include <dml/consistency/concepts.hpp>
 #include <dml/error.hpp>
 #include <dml/fault/membership.hpp>
@@ -700,6 +701,7 @@ class table {
     batch_ = std::move(o.batch_);
     applied_buf_ = std::move(o.applied_buf_);
     runs_ = std::move(o.runs_);
+    ranges_ = std::move(o.ranges_);
     barriers_ = o.barriers_;
     since_progress_ = o.since_progress_;
     recording_ = o.recording_;
@@ -767,6 +769,7 @@ class table {
   std::uint64_t scratch_complete_ = 0, scratch_generation_ = 0;
   std::vector<std::uint64_t> applied_buf_;
   std::vector<std::pair<std::size_t, std::size_t>> runs_;
+  std::vector<comm::get_range> ranges_;  // what one fetch reads (comm::get_all)
   std::uint64_t barriers_ = 0;
   std::uint64_t since_progress_ = 0;
   // Access pattern.

@@ -5,7 +5,6 @@
 /// after the class.
 #pragma once
 
-#include <dml/comm/get_all.hpp>
 #include <dml/table/table.hpp>
 
 #include <algorithm>
@@ -190,7 +189,7 @@ void table<T, Transport, Consistency>::fetch(member_id o, std::span<const std::u
   // word, every member's applied clock, the rows, the version word again.
   // While the owner is behind, only the first two are polled.
   std::uint64_t v1 = 0, v2 = 0;
-  std::vector<comm::get_range> ranges;
+  auto& ranges = ranges_;
   const auto add_rows = [&] {
     std::size_t off = 0;
     for (const auto& [first, count] : runs_) {

@@ -730,6 +730,57 @@ TEST_CASE("fault: an excluded member learns it from the records of the others", 
   REQUIRE(c.view().epoch == 1);
   REQUIRE(c.view().live == std::vector<dml::member_id>{1, 2});
 }
+
+// A message above MPI's eager limit (4 KB in Open MPI's shared-memory
+// transport) is pulled from its sender when the target receives it; a sender
+// that died meanwhile left the target inside MPI_Recv for good ("Read -1,
+// expected 32032, errno = 3" from Open MPI, then nothing: a kill driver run
+// of dml-logreg hung so). The target must name the member at its heartbeat
+// timeout and recover. Forced: the victim puts 32 000 bytes (one dml message)
+// to member 0 and kills itself at once; member 0 makes no dml call until its
+// monitor has declared the victim dead, then reads its own control word,
+// which makes it receive the victim's message.
+TEST_CASE("fault: a member that dies with a large message in flight is named, not waited for", "[.][dies_sending]") {
+  auto& c = world();
+  if (c.size() != 3) return;
+  c.set_wait_limit(20s);
+  c.set_heartbeat_timeout(500ms);
+  const dml::member_id me = c.rank(), victim = 2;
+  constexpr std::size_t words = 4000;
+  auto seg = c.create_segment(words, 1);
+  c.barrier();
+  if (me == victim) {
+    const std::vector<std::uint64_t> data(words, 7);
+    seg.put(0, 0, std::as_bytes(std::span(data)));
+    std::fflush(stdout);
+    std::raise(SIGKILL);
+  }
+  std::string problem, named;
+  try {
+    const auto give_up = std::chrono::steady_clock::now() + 10s;
+    if (me == 0)
+      while (c.alive(victim) && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(5ms);
+    for (bool alarmed = false; !alarmed && std::chrono::steady_clock::now() < give_up;) {
+      try {
+        if (me == 0) (void)seg.load_control(0);
+        c.check_view();
+        std::this_thread::sleep_for(1ms);
+      } catch (const dml::peer_failure& e) {
+        alarmed = true;
+        named = e.what();
+      }
+    }
+    dml::fault::recover(c);
+  } catch (const std::exception& e) {
+    problem = e.what();
+  }
+  INFO(problem);
+  REQUIRE(problem.empty());
+  INFO(named);
+  if (me == 0) REQUIRE(named.find("member 2") != std::string::npos);  // member 1 may hear of a view change
+  REQUIRE(c.view().epoch == 1);
+  REQUIRE(c.view().live == std::vector<dml::member_id>{0, 1});
+}
 #endif
 
 #if defined(DML_TEST_MPI_RMA)

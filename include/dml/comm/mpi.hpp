@@ -376,8 +376,27 @@ class mpi {
           count < static_cast<int>(header_words))
         throw comm_error(std::string(who) + ": malformed message from member " + std::to_string(source));
       inbox_.resize(static_cast<std::size_t>(count));
-      guarded("receive", [&] { comm_.recv(st->source(), tag, inbox_.data(), count); });
+      receive_inbox(source, st->source(), count);
       dispatch(source);
+    }
+  }
+
+  // Receives the probed message into inbox_. Not a blocking MPI_Recv: MPI
+  // pulls a message above its eager limit from the sender, and a sender that
+  // dies meanwhile leaves that receive waiting for ever (Open MPI's
+  // shared-memory transport prints "Read -1, expected N, errno = 3" and never
+  // completes it). The wait ends when the heartbeat declares the sender dead;
+  // the abandoned receive keeps its buffer, since MPI may still write to it.
+  void receive_inbox(member_id source, int rank, int count) {
+    auto r = guarded_peer(source, "receive", [&] { return comm_.irecv(rank, tag, inbox_.data(), count); });
+    try {
+      wait_until(source, "the rest of a message",
+                 [&] { return guarded_peer(source, "receive", [&] { return finished(r); }); });
+    } catch (...) {
+      auto* leaked = new std::vector<std::uint64_t>(std::move(inbox_));
+      (void)leaked;
+      inbox_ = {};
+      throw;
     }
   }
 

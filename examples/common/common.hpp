@@ -15,6 +15,7 @@
 #include <dml/vector/eigen.hpp>
 
 #include "cli.hpp"
+#include "kill_after.hpp"
 #include "launcher.hpp"
 #include "linear.hpp"
 
@@ -65,30 +66,13 @@ struct settings {
   bool cb_size_given = false;   // --cb-size was on the command line
   /// --kill-after R@SECONDS: in-process member R dies that long after the
   /// trainer started (at its next transport operation).
-  std::vector<std::pair<std::size_t, double>> kill_after;
+  kill_plan kill_after;
 };
-
-/// When the trainer started (the clock of --kill-after).
-inline const std::chrono::steady_clock::time_point program_start = std::chrono::steady_clock::now();
 
 /// The planned in-process kills of s as times, for the launcher.
 inline std::vector<std::pair<std::size_t, std::chrono::steady_clock::time_point>> planned_kills(
     const settings& s) {
-  std::vector<std::pair<std::size_t, std::chrono::steady_clock::time_point>> out;
-  for (const auto& [member, seconds] : s.kill_after)
-    out.emplace_back(member, program_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                 std::chrono::duration<double>(seconds)));
-  return out;
-}
-
-/// "--kill-after R@S": member R and seconds S, or nullopt.
-inline std::optional<std::pair<std::size_t, double>> member_at_seconds(std::string_view text) {
-  const auto at = text.find('@');
-  if (at == std::string_view::npos) return std::nullopt;
-  const auto member = cli::to_number<std::size_t>(text.substr(0, at), 0);
-  const auto seconds = cli::to_number<double>(text.substr(at + 1), 0.0);
-  if (!member || !seconds) return std::nullopt;
-  return std::pair{*member, *seconds};
+  return planned_kills(s.kill_after);
 }
 
 /// The command line of a trainer: the options every trainer shares, written
@@ -170,20 +154,7 @@ inline std::unique_ptr<CLI::App> command_line(const std::string& name, const std
   app->add_option("--csv", s.csv, "also write the per-epoch rows to FILE")
       ->option_text("FILE")
       ->check(cli::not_empty());
-  app->add_option_function<std::vector<std::string>>(
-         "--kill-after",
-         [&s](const std::vector<std::string>& kills) {
-           for (const auto& k : kills) s.kill_after.push_back(*member_at_seconds(k));
-         },
-         "fault injection (in-process): member R dies S seconds\nafter the trainer started; repeatable")
-      ->option_text("R@S")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->check(CLI::Validator(
-          [](std::string& v) {
-            return member_at_seconds(v) ? std::string()
-                                        : "needs MEMBER@SECONDS (e.g. 3@1.5), got '" + v + "'";
-          },
-          "R@S"));
+  add_kill_after(*app, s.kill_after);
   return app;
 }
 
@@ -207,14 +178,7 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv, settings& s, Chec
       throw usage_error("--slack is for --consistency ssp, ssp_bounded or asp_fresh, not " + s.consistency);
     if (app.count("--stall-ms") > 0 && s.consistency != "ssp_bounded")
       throw usage_error("--stall-ms is for --consistency ssp_bounded, not " + s.consistency);
-    if (!s.kill_after.empty() && s.transport != "inproc")
-      throw usage_error(
-          "--kill-after is for in-process ranks; under MPI kill a process from outside "
-          "(scripts/kill-driver.py does both)");
-    for (const auto& k : s.kill_after)
-      if (k.first >= s.ranks)
-        throw usage_error("--kill-after " + std::to_string(k.first) + "@...: there are only " +
-                          std::to_string(s.ranks) + " ranks");
+    check_kills(s.kill_after, s.transport, s.ranks);
     if (s.transport != "inproc" && s.ranks_given)
       throw usage_error("--ranks is for --transport inproc; with " + s.transport +
                         " every MPI process is one rank (mpiexec -n N)");

@@ -22,6 +22,7 @@
 #include <dml/schedule.hpp>
 
 #include "../common/cli.hpp"
+#include "../common/kill_after.hpp"
 #include "../common/launcher.hpp"
 #include "lasso.hpp"
 
@@ -45,7 +46,7 @@ struct options {
   std::string loss = "squared";
   std::string transport = "inproc";
   bool ranks_given = false;
-  std::vector<std::pair<std::size_t, double>> kill_after;  // --kill-after R@S
+  trainer::kill_plan kill_after;  // --kill-after R@S
   double lambda = -1;
   std::string schedule = "smp";
   std::size_t depth = 1;
@@ -92,16 +93,6 @@ std::size_t nonzeros(const std::vector<double>& b) {
   return k;
 }
 
-// "R@S": member R and seconds S > 0, or nullopt.
-std::optional<std::pair<std::size_t, double>> member_at(std::string_view text) {
-  const auto at = text.find('@');
-  if (at == std::string_view::npos) return std::nullopt;
-  const auto member = cli::to_number<std::size_t>(text.substr(0, at), 0);
-  const auto when = cli::to_number<double>(text.substr(at + 1), 0.0);
-  if (!member || !when) return std::nullopt;
-  return std::pair{*member, *when};
-}
-
 bool parse(int argc, char** argv, options& o) {
   const auto app = cli::app("dml-lasso", description);
   app->add_option("--loss", o.loss, "squared (the Lasso, default) | logistic")
@@ -112,19 +103,7 @@ bool parse(int argc, char** argv, options& o) {
                   "dml-lasso --transport mpi_rma)")
       ->option_text("NAME")
       ->check(cli::one_of({"inproc", "mpi_rma", "mpi"}));
-  app->add_option_function<std::vector<std::string>>(
-         "--kill-after",
-         [&o](const std::vector<std::string>& kills) {
-           for (const auto& k : kills) o.kill_after.push_back(*member_at(k));
-         },
-         "fault injection (in-process): member R dies S seconds\nafter the start; repeatable")
-      ->option_text("R@S")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->check(CLI::Validator(
-          [](std::string& v) {
-            return member_at(v) ? std::string() : "needs MEMBER@SECONDS (e.g. 2@0.5), got '" + v + "'";
-          },
-          "R@S"));
+  trainer::add_kill_after(*app, o.kill_after);
   app->add_option("--data", o.data, "LIBSVM file (required)")->option_text("FILE")->check(cli::not_empty());
   app->add_option("--lambda", o.lambda,
                   "the l1 weight, >= 0 (required; the header prints\nlambda_max, from which b = 0)")
@@ -172,19 +151,7 @@ bool parse(int argc, char** argv, options& o) {
   if (o.transport != "inproc" && o.ranks_given)
     throw usage_error("--ranks is for --transport inproc; with " + o.transport +
                       " every MPI process is one rank (mpiexec -n N)");
-  if (!o.kill_after.empty() && o.transport != "inproc")
-    throw usage_error("--kill-after is for in-process ranks; under MPI kill a process from outside");
-  std::vector<char> killed(o.ranks, 0);
-  for (const auto& [member, seconds] : o.kill_after) {
-    if (member >= o.ranks)
-      throw usage_error("--kill-after " + std::to_string(member) + "@...: there are only " +
-                        std::to_string(o.ranks) + " ranks");
-    if (killed[member]) throw usage_error("--kill-after " + std::to_string(member) + "@...: killed twice");
-    killed[member] = 1;
-  }
-  if (!o.kill_after.empty() && o.kill_after.size() >= o.ranks)
-    throw usage_error("every one of the " + std::to_string(o.ranks) +
-                      " ranks would be killed; one must survive");
+  trainer::check_kills(o.kill_after, o.transport, o.ranks);
   return true;
 }
 
@@ -199,12 +166,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const auto program_start = std::chrono::steady_clock::now();
-    std::vector<std::pair<std::size_t, std::chrono::steady_clock::time_point>> kills;
-    for (const auto& [member, seconds] : o.kill_after)
-      kills.emplace_back(member,
-                         program_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                             std::chrono::duration<double>(seconds)));
+    const auto kills = trainer::planned_kills(o.kill_after);
     trainer::launcher launch(o.transport, o.ranks, argc, argv, kills);  // starts MPI for mpi_rma / mpi
     if (o.coords == 0) o.coords = 4 * o.ranks;
     const lasso::loss kind = o.loss == "logistic" ? lasso::loss::logistic : lasso::loss::squared;

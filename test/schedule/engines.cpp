@@ -14,6 +14,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -400,6 +401,137 @@ TEST_CASE("a member's death ends the engines' runs with an error naming it, neve
       for (std::size_t q = 0; q < p; ++q)
         if (q != victim) CHECK(!errors[q].empty());  // every survivor ended with an error
     }
+}
+
+// A counting program that can go on over the survivors: it reads its model
+// back, records each reshard, and its member `victim` stops (as if its
+// process died) in update() of iteration `at`, or in progress() after full
+// rotation `at_rotation` (inside the engine's all-gather round: the others
+// have the rotation's blocks).
+struct restartable_counting : counting_program {
+  using counting_program::counting_program;
+  std::function<void()> die;
+  std::uint64_t at = ~std::uint64_t{0};
+  std::size_t at_rotation = 0;
+  std::vector<std::pair<std::size_t, std::size_t>> reshards;  // (position, members)
+  void values(std::span<const sch::parameter> job, std::span<double> out) const {
+    for (std::size_t k = 0; k < job.size(); ++k) out[k] = model[job[k]];
+  }
+  void reshard(std::size_t member, std::size_t members) { reshards.emplace_back(member, members); }
+  void update(const sch::step& s, std::span<double> out) {
+    if (die && s.iteration == at) die();
+    counting_program::update(s, out);
+  }
+  bool progress(sch::context& c) {
+    const bool go_on = counting_program::progress(c);
+    if (die && rotations == at_rotation) die();
+    return go_on;
+  }
+};
+static_assert(sch::restartable_rotation_program<restartable_counting>);
+static_assert(!sch::restartable_rotation_program<counting_program>);
+
+TEST_CASE("the static engine goes on over the survivors from the last full rotation") {
+  struct death {
+    std::size_t member;
+    std::uint64_t iteration;  // dies in update() of this iteration, or
+    std::size_t rotation;     // in progress() after this many full rotations (iteration ~0)
+  };
+  struct phase {  // `members` rotate blocks from iteration `from` (the kept model) to the next phase
+    std::size_t members;
+    std::uint64_t from;
+  };
+  struct scenario {
+    std::size_t ranks;
+    std::uint64_t iterations;
+    std::vector<death> deaths;
+    std::vector<std::vector<phase>> outcomes;  // the survivors' model is one of these
+  };
+  constexpr std::uint64_t none = ~std::uint64_t{0};
+  const std::vector<scenario> scenarios{
+      // mid-rotation: back to the model of iteration 6, two blocks from there
+      {3, 12, {{1, 7, 0}}, {{{3, 0}, {2, 6}}}},
+      // in the first rotation: back to the start
+      {3, 8, {{2, 1, 0}}, {{{3, 0}, {2, 0}}}},
+      // after the second all-gather round: the survivors have its model,
+      // unless they learn of the death before the victim's part arrives
+      // (then they go back to the first rotation's)
+      {3, 10, {{0, none, 2}}, {{{3, 0}, {2, 6}}, {{3, 0}, {2, 3}}}},
+      // two deaths, the second in the three-block rotation, whose rotations
+      // start at iterations 4, 6 and 9
+      {4, 13, {{1, 5, 0}, {3, 10, 0}}, {{{4, 0}, {3, 4}, {2, 9}}}},
+  };
+  const std::size_t m = 11;
+  for (const auto& c : scenarios) {
+    // The reference: in iteration t of a phase of P members, the member at
+    // position p adds p + 1 to each parameter of block (p - t) mod P.
+    auto reference = [&](const std::vector<phase>& phases) {
+      std::vector<double> expected(m, 0.0);
+      for (std::size_t i = 0; i < phases.size(); ++i) {
+        const auto& ph = phases[i];
+        const std::uint64_t end = i + 1 < phases.size() ? phases[i + 1].from : c.iterations;
+        for (std::uint64_t t = ph.from; t < end; ++t)
+          for (std::size_t q = 0; q < ph.members; ++q) {
+            const auto [first, last] =
+                sch::rotation_block(m, ph.members, sch::rotation_assignment(q, t, ph.members));
+            for (std::size_t a = first; a < last; ++a) expected[a] += static_cast<double>(q + 1);
+          }
+      }
+      return expected;
+    };
+    std::vector<std::vector<double>> models(c.ranks);
+    std::vector<sch::run_stats> stats(c.ranks);
+    std::vector<std::vector<std::pair<std::size_t, std::size_t>>> reshards(c.ranks);
+    std::vector<char> finished(c.ranks, 0);
+    run(c.ranks, [&](auto& comm) {
+      restartable_counting prog(m);
+      for (const auto& d : c.deaths)
+        if (d.member == comm.rank()) {
+          prog.at = d.iteration;
+          prog.at_rotation = d.rotation;
+          prog.die = [&] { comm.stop(); };
+        }
+      stats[comm.rank()] = sch::run(comm, prog, sch::static_rotation{}, c.iterations);
+      models[comm.rank()] = prog.model;
+      reshards[comm.rank()] = prog.reshards;
+      finished[comm.rank()] = 1;
+    });
+    INFO(c.ranks << " ranks, " << c.deaths.size() << " death(s), the first of member " << c.deaths[0].member);
+    std::size_t survivors = 0;
+    for (std::size_t q = 0; q < c.ranks; ++q) {
+      if (std::any_of(c.deaths.begin(), c.deaths.end(), [&](const death& d) { return d.member == q; }))
+        continue;
+      INFO("member " << q);
+      REQUIRE(finished[q]);
+      CHECK(std::any_of(c.outcomes.begin(), c.outcomes.end(),
+                        [&](const std::vector<phase>& o) { return models[q] == reference(o); }));
+      CHECK(models[q] == models[c.deaths[0].member == 0 ? 1 : 0]);  // the same on every survivor
+      CHECK(stats[q].failures_survived == c.deaths.size());
+      CHECK(stats[q].iterations == c.iterations);
+      REQUIRE(reshards[q].size() == c.deaths.size());
+      CHECK(reshards[q].back().first == survivors);  // its place among the survivors, in member order
+      CHECK(reshards[q].back().second == c.ranks - c.deaths.size());
+      ++survivors;
+    }
+  }
+}
+
+TEST_CASE("under the abort policy the static engine's run ends naming the dead member") {
+  std::size_t named = 99;
+  try {
+    run(3, [&](auto& comm) {
+      dml::fault::set_policy(comm, dml::fault::policy::abort);
+      restartable_counting prog(9);
+      if (comm.rank() == 2) {
+        prog.at = 4;
+        prog.die = [&] { comm.stop(); };
+      }
+      (void)sch::run(comm, prog, sch::static_rotation{}, 1000);
+    });
+  } catch (const dml::peer_failure& e) {
+    named = e.rank();
+  }
+  CHECK(named == 2);
 }
 
 TEST_CASE("the engines refuse bad settings with clear errors") {

@@ -76,6 +76,20 @@ concept rotation_program = requires(P& p, const P& cp, const step& s, std::span<
   p.aggregate(s, in);
 };
 
+/// A rotation program that can go on over the survivors of a failure
+/// (`dml::schedule::static_rotation`): a `reshardable_program` (its rows
+/// dealt out again over the survivors, whatever it keeps per row rebuilt
+/// from the model) that also reads its model back: `values(job, out)`
+/// writes the current values of `job`'s parameters to `out` (width() per
+/// parameter, in job order), the inverse of aggregate(). The engine keeps
+/// the model of the last full rotation with it and restores that through
+/// aggregate() before reshard().
+template <class P>
+concept restartable_rotation_program = rotation_program<P> && reshardable_program<P> &&
+    requires(const P& cp, std::span<const parameter> job, std::span<double> out) {
+  cp.values(job, out);
+};
+
 /// An engine runs a program over a transport. Engines opt in with
 /// `using policy_slot = dml::slot::engine;`.
 template <class E>

@@ -10,6 +10,7 @@
 #include <dml/consistency/bsp.hpp>
 #include <dml/consistency/notify_ack.hpp>
 #include <dml/error.hpp>
+#include <dml/fault/membership.hpp>
 #include <dml/fwd.hpp>
 #include <dml/schedule/concepts.hpp>
 #include <dml/schedule/context.hpp>
@@ -27,10 +28,12 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <limits>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -81,9 +84,19 @@ namespace schedule {
 ///   must then be safe to call concurrently for different parameters of a
 ///   block (each call then gets a job of one parameter).
 ///
-/// Failures: when a member dies, every survivor's run ends with
-/// `dml::peer_failure` naming it (its block is not reassigned within the
-/// run); a new run over the survivors cuts P - 1 blocks.
+/// Failures: with a program that can go on over the survivors
+/// (`restartable_rotation_program`: `reshard(member, members)` and
+/// `values(job, out)`) on a transport that can shrink its group, the
+/// survivors of a dead member go back to the model of the last full
+/// rotation (every replica was complete and equal there; the engine keeps a
+/// copy, read with values()), the newest such model any survivor holds
+/// wins, every survivor restores it through aggregate(), takes its new
+/// share of the data with reshard(), and the rotation goes on from that
+/// iteration over P - 1 blocks (run_stats: failures_survived,
+/// iterations_redone). What the dead member and the others computed since
+/// that rotation is computed again. Otherwise (under
+/// `fault::policy::abort`, or a program without those functions) every
+/// survivor's run ends with `dml::peer_failure` naming the dead member.
 struct static_rotation {
   using policy_slot = slot::engine;
 
@@ -116,133 +129,272 @@ struct static_rotation {
                   "update(const step&, std::span<double>) and aggregate(const step&, std::span<const "
                   "double>) (see dml/schedule/concepts.hpp)");
     validate();
+    constexpr bool survives = comm::shrinkable_transport<Transport> && restartable_rotation_program<Program>;
     using clock = std::chrono::steady_clock;
+    using ring_vector =
+        dist_vector<double, Transport, dense, topology::ring, consistency::notify_ack, gather::replace>;
+    using all_vector =
+        dist_vector<double, Transport, dense, topology::all, consistency::bsp, detail::ordered_sum>;
     const auto start = clock::now();
     run_stats stats;
-    const auto placed = detail::place(comm, "dml::schedule::static_rotation::run");
+    auto placed = detail::place(comm, "dml::schedule::static_rotation::run");
     // (named variables, not a structured binding: lambdas below use them, and
     // clang before 16 cannot capture structured bindings)
-    const std::size_t members = placed.first;
-    const std::size_t position = placed.second;
-    const auto started_with = comm.view().live;
+    std::size_t members = placed.first;
+    std::size_t position = placed.second;
+    const auto started_with = comm.view().live;  // checked only when the run cannot go on without a member
     const std::size_t m = static_cast<std::size_t>(program.parameters());
     if (m == 0) throw config_error("dml::schedule::static_rotation: the program has no parameters");
     if (m > std::size_t{std::numeric_limits<parameter>::max()})
       throw config_error("dml::schedule::static_rotation: " + std::to_string(m) +
                          " parameters (at most 2^32 - 1)");
-    const std::size_t widest = rotation_block(m, members, 0).second;  // block 0 is a longest one
-    std::size_t w = 1;                                                // values per parameter
+    std::size_t w = 1;  // values per parameter
     if constexpr (requires(const Program& p) {
                     { p.width() } -> std::convertible_to<std::size_t>;
                   }) {
       w = static_cast<std::size_t>(program.width());
       if (w == 0) throw config_error("dml::schedule::static_rotation: the program's width() is 0");
     }
+    std::size_t widest = 0;  // values of a longest block (block 0), per parameter
 
-    exact_sum<double, Transport> reducer(comm);
+    // A failure ends every survivor's current operation (fault::interrupted,
+    // as in the dynamic engine); opened before the vectors are built, so that
+    // a failure while they are built is survived the same way.
+    std::optional<fault::detail::interruption_scope> interruptible;
+    if constexpr (survives) interruptible.emplace(comm);
+
+    std::optional<exact_sum<double, Transport>> reducer;
     context ctx(seed, members, position, comm.rank(), [&](std::span<double> v) {
-      const auto before = reducer.exchanges();
-      reducer(v);
-      stats.sums += reducer.exchanges() - before;
+      const auto before = reducer->exchanges();
+      (*reducer)(v);
+      stats.sums += reducer->exchanges() - before;
     });
-    auto ring =
-        dist_vector<double, Transport, dense, topology::ring, consistency::notify_ack, gather::replace>(
-            comm, widest * w);
-    auto all = dist_vector<double, Transport, dense, topology::all, consistency::bsp, detail::ordered_sum>(
-        comm, widest * w * members, dense{}, topology::all{}, consistency::bsp{},
-        detail::ordered_sum{comm.rank()});
-    ring.set_advice(false);  // internal vectors: their exchange rate is the engine's design
-    all.set_advice(false);
+    std::optional<ring_vector> ring;
+    std::optional<all_vector> all;
+    auto build = [&] {  // collective
+      ring.reset();
+      all.reset();
+      reducer.reset();
+      widest = rotation_block(m, members, 0).second;
+      reducer.emplace(comm);
+      ring.emplace(comm, widest * w);
+      all.emplace(comm, widest * w * members, dense{}, topology::all{}, consistency::bsp{},
+                  detail::ordered_sum{comm.rank()});
+      ring->set_advice(false);  // internal vectors: their exchange rate is the engine's design
+      all->set_advice(false);
+    };
 
-    job order, canonical;
+    job order, canonical, everything;
     std::vector<double> out;
     std::vector<double> held;  // values of the block this member holds next
     std::size_t held_block = position;
     bool synced = true;  // every replica complete
+    bool stop = false;   // progress() returned false
+    std::uint64_t t = 0;
+    // The model at the last full rotation (survives only): iteration
+    // `kept_at` starts from it.
+    std::vector<double> kept;
+    std::uint64_t kept_at = 0;
+    auto keep = [&](std::uint64_t at) {
+      if constexpr (survives) {
+        everything.resize(m);
+        std::iota(everything.begin(), everything.end(), parameter{0});
+        kept.assign(m * w, 0.0);
+        program.values(std::span<const parameter>(everything), std::span<double>(kept));
+        kept_at = at;
+      } else {
+        (void)at;
+      }
+    };
     auto block_job = [&](std::size_t b, job& j) {
       const auto [first, last] = rotation_block(m, members, b);
       j.resize(last - first);
       std::iota(j.begin(), j.end(), static_cast<parameter>(first));
     };
+    auto check_members = [&](std::uint64_t at) {
+      if constexpr (!survives)
+        detail::require_members(comm, started_with, at, "dml::schedule::static_rotation");
+    };
     // Every member writes the block it holds; all receive every block.
-    auto all_gather = [&](std::uint64_t t) {
-      auto buffer = all.span();
+    auto all_gather = [&](std::uint64_t at) {
+      auto buffer = all->span();
       std::fill(buffer.begin(), buffer.end(), 0.0);
       std::copy(held.begin(), held.end(),
                 buffer.begin() + static_cast<std::ptrdiff_t>(held_block * widest * w));
-      all.scatter();
-      all.gather();
-      detail::require_members(comm, started_with, t, "dml::schedule::static_rotation");
+      all->scatter();
+      all->gather();
+      check_members(at);
       ++stats.exchanges;
       for (std::size_t b = 0; b < members; ++b) {
         if (b == held_block) continue;
         block_job(b, canonical);
-        // Computed in iteration t by the member at (b + t) mod P.
-        const std::size_t by = static_cast<std::size_t>((b + t % members) % members);
-        program.aggregate(step{t, by, members, canonical},
+        // Computed in iteration `at` by the member at (b + at) mod P.
+        const std::size_t by = static_cast<std::size_t>((b + at % members) % members);
+        program.aggregate(step{at, by, members, canonical},
                           std::span<const double>(buffer.data() + b * widest * w, canonical.size() * w));
       }
       synced = true;
+      keep(at + 1);
     };
 
-    for (std::uint64_t t = 0; t < iterations; ++t) {
-      const std::size_t b = rotation_assignment(position, t, members);
-      block_job(b, order);
-      if constexpr (requires(const Program& p, parameter a) {
-                      { p.weight(a) } -> std::convertible_to<double>;
-                    }) {
-        if (heaviest_first) {
-          std::vector<std::pair<double, parameter>> w;
-          w.reserve(order.size());
-          for (parameter a : order) w.emplace_back(static_cast<double>(program.weight(a)), a);
-          std::stable_sort(w.begin(), w.end(),
-                           [](const auto& x, const auto& y) { return x.first > y.first; });
-          for (std::size_t i = 0; i < w.size(); ++i) order[i] = w[i].second;
+    // Until the last iteration, or until a failure interrupts.
+    auto go = [&] {
+      for (; t < iterations && !stop; ++t) {
+        const std::size_t b = rotation_assignment(position, t, members);
+        block_job(b, order);
+        if constexpr (requires(const Program& p, parameter a) {
+                        { p.weight(a) } -> std::convertible_to<double>;
+                      }) {
+          if (heaviest_first) {
+            std::vector<std::pair<double, parameter>> by_weight;
+            by_weight.reserve(order.size());
+            for (parameter a : order) by_weight.emplace_back(static_cast<double>(program.weight(a)), a);
+            std::stable_sort(by_weight.begin(), by_weight.end(),
+                             [](const auto& x, const auto& y) { return x.first > y.first; });
+            for (std::size_t i = 0; i < by_weight.size(); ++i) order[i] = by_weight[i].second;
+          }
+        }
+        out.assign(order.size() * w, 0.0);
+        auto t0 = clock::now();
+        dispatch(program, step{t, position, members, order}, out, w);
+        stats.update_seconds += std::chrono::duration<double>(clock::now() - t0).count();
+        stats.updates += order.size();
+        // Send the block's values in parameter order to the ring successor.
+        const std::size_t first = rotation_block(m, members, b).first;
+        auto buffer = ring->span();
+        std::fill(buffer.begin(), buffer.end(), 0.0);
+        for (std::size_t k = 0; k < order.size(); ++k)
+          std::copy_n(out.begin() + static_cast<std::ptrdiff_t>(k * w), w,
+                      buffer.begin() + static_cast<std::ptrdiff_t>((order[k] - first) * w));
+        t0 = clock::now();
+        ring->scatter();
+        ring->gather();
+        check_members(t);
+        ++stats.exchanges;
+        // From the predecessor: the block this member holds in iteration t + 1.
+        const std::size_t from = (position + members - 1) % members;
+        held_block = (b + members - 1) % members;
+        block_job(held_block, canonical);
+        held.assign(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(canonical.size() * w));
+        program.aggregate(step{t, from, members, canonical}, std::span<const double>(held));
+        ++stats.iterations;
+        synced = false;
+        if (!macro_sync) ring->barrier();
+        if ((t + 1) % members == 0) {
+          all_gather(t);
+          ctx.set_iteration(t);
+          stop = !detail::call_progress(program, ctx);
+          if (stop) stats.stopped = t + 1 < iterations;
+        }
+        stats.aggregate_seconds += std::chrono::duration<double>(clock::now() - t0).count();
+      }
+      if (!synced) all_gather(t - 1);
+    };
+
+    // After a failure (survives only): agree on the newest kept model, restore
+    // it, take the new share of the data and go on from there over the
+    // survivors. Made again when another member fails meanwhile.
+    auto resync = [&] {
+      if constexpr (survives) {
+        for (;;) {
+          // Survivors may disagree on which vectors exist (a failure may cut
+          // one's construction short): drop them all, recover, build anew.
+          ring.reset();
+          all.reset();
+          reducer.reset();
+          try {
+            fault::recover(comm);
+          } catch (const fault::interrupted&) {
+            continue;  // another member failed meanwhile
+          }
+          try {
+            bool agreed_stop = false;
+            const std::uint64_t at = agree_on_kept(comm, kept_at, stop, kept, agreed_stop);
+            placed = detail::place(comm, "dml::schedule::static_rotation::run");
+            members = placed.first;
+            position = placed.second;
+            everything.resize(m);
+            std::iota(everything.begin(), everything.end(), parameter{0});
+            program.aggregate(step{at, position, members, everything}, std::span<const double>(kept));
+            stats.iterations_redone += stats.iterations > at ? stats.iterations - at : 0;
+            t = at;
+            kept_at = at;
+            stats.iterations = at;
+            stop = agreed_stop;
+            stats.stopped = stop && at < iterations;
+            program.reshard(position, members);
+            ctx.set_members(members, position);
+            held.clear();
+            held_block = rotation_assignment(position, t, members);
+            synced = true;
+            build();
+            ++stats.failures_survived;
+            return;
+          } catch (const fault::interrupted&) {
+            continue;  // another member failed meanwhile: agree again
+          } catch (const peer_failure&) {
+            continue;  // the agreement met a member that failed meanwhile
+          }
         }
       }
-      out.assign(order.size() * w, 0.0);
-      auto t0 = clock::now();
-      dispatch(program, step{t, position, members, order}, out, w);
-      stats.update_seconds += std::chrono::duration<double>(clock::now() - t0).count();
-      stats.updates += order.size();
-      // Send the block's values in parameter order to the ring successor.
-      const std::size_t first = rotation_block(m, members, b).first;
-      auto buffer = ring.span();
-      std::fill(buffer.begin(), buffer.end(), 0.0);
-      for (std::size_t k = 0; k < order.size(); ++k)
-        std::copy_n(out.begin() + static_cast<std::ptrdiff_t>(k * w), w,
-                    buffer.begin() + static_cast<std::ptrdiff_t>((order[k] - first) * w));
-      t0 = clock::now();
-      ring.scatter();
-      ring.gather();
-      detail::require_members(comm, started_with, t, "dml::schedule::static_rotation");
-      ++stats.exchanges;
-      // From the predecessor: the block this member holds in iteration t + 1.
-      const std::size_t from = (position + members - 1) % members;
-      held_block = (b + members - 1) % members;
-      block_job(held_block, canonical);
-      held.assign(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(canonical.size() * w));
-      program.aggregate(step{t, from, members, canonical}, std::span<const double>(held));
-      ++stats.iterations;
-      synced = false;
-      if (!macro_sync) ring.barrier();
-      if ((t + 1) % members == 0) {
-        all_gather(t);
-        ctx.set_iteration(t);
-        if (!detail::call_progress(program, ctx)) {
-          stats.stopped = t + 1 < iterations;
-          stats.aggregate_seconds += std::chrono::duration<double>(clock::now() - t0).count();
-          break;
+    };
+
+    keep(0);  // local, before anything a failure can interrupt
+    bool built = false;
+    for (;;) {
+      try {
+        if (!built) {
+          build();
+          built = true;
         }
+        go();
+        break;
+      } catch (const fault::interrupted&) {
+        if constexpr (!survives) throw;  // nobody asked for it: not ours
+        resync();
       }
-      stats.aggregate_seconds += std::chrono::duration<double>(clock::now() - t0).count();
     }
-    if (!synced) all_gather(iterations - 1);
     stats.seconds = std::chrono::duration<double>(clock::now() - start).count();
     return stats;
   }
 
  private:
+  // Collective over the survivors: the newest kept model. Round one: every
+  // member's (iteration it was kept at, stop); round two: the first member
+  // holding the newest sends it, the others nothing. Returns its iteration;
+  // `kept` becomes that model and `stop` whether progress() stopped there.
+  template <class Transport>
+  static std::uint64_t agree_on_kept(Transport& comm, std::uint64_t kept_at, bool stopped,
+                                     std::vector<double>& kept, bool& stop) {
+    const std::uint64_t mine[2] = {kept_at, stopped ? 1u : 0u};
+    const auto heads = comm.exchange(std::as_bytes(std::span<const std::uint64_t>(mine)));
+    std::uint64_t newest = 0;
+    std::size_t holder = heads.size();
+    stop = false;
+    for (std::size_t i = 0; i < heads.size(); ++i) {
+      if (heads[i].size() != sizeof mine)
+        throw comm_error(
+            "dml::schedule::static_rotation: a malformed record in the agreement after a failure");
+      std::uint64_t head[2];
+      std::memcpy(head, heads[i].data(), sizeof head);
+      if (holder == heads.size() || head[0] > newest) {
+        newest = head[0];
+        holder = i;
+        stop = false;
+      }
+      if (head[0] == newest && head[1] != 0) stop = true;
+    }
+    const auto view = comm.view();
+    const bool sends = holder < view.live.size() && view.live[holder] == comm.rank();
+    const auto models =
+        comm.exchange(sends ? std::as_bytes(std::span<const double>(kept)) : std::span<const std::byte>{});
+    if (kept.empty() || holder >= models.size() || models[holder].size() != kept.size() * sizeof(double))
+      throw comm_error("dml::schedule::static_rotation: the model kept at iteration " +
+                       std::to_string(newest) + " is missing or of the wrong size after a failure");
+    std::memcpy(kept.data(), models[holder].data(), models[holder].size());
+    return newest;
+  }
+
   // update() over the job: in one call, or parameter by parameter from
   // `executors` threads taking the next heaviest from one queue.
   template <class Program>

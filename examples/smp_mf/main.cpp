@@ -27,6 +27,7 @@
 #include <dml/schedule.hpp>
 
 #include "../common/cli.hpp"
+#include "../common/kill_after.hpp"
 #include "../common/launcher.hpp"
 #include "../common/ratings.hpp"
 #include "../common/same_input.hpp"
@@ -57,6 +58,7 @@ struct options {
   std::uint64_t seed = 1;
   std::string ratings, test_ratings, write_ratings;  // files (--ratings, --test-ratings, --write-ratings)
   std::string transport = "inproc";
+  trainer::kill_plan kill_after;  // --kill-after R@S
 };
 
 struct rating {
@@ -124,17 +126,8 @@ struct errors {
 class mf_program {
  public:
   mf_program(const problem& data, const options& o, std::size_t member, std::size_t members)
-      : o_(o), start_(o.items + 1, 0), u_(o.users * o.rank), v_(o.items * o.rank) {
-    std::vector<rating> mine;
-    for (const auto& r : data.train)
-      if (r.user % members == member) mine.push_back(r);
-    for (const auto& r : data.test)
-      if (r.user % members == member) test_.push_back(r);
-    for (const auto& r : mine) ++start_[r.item + 1];
-    for (std::size_t j = 0; j < o.items; ++j) start_[j + 1] += start_[j];
-    by_item_.resize(mine.size());
-    std::vector<std::size_t> at(start_.begin(), start_.end() - 1);
-    for (const auto& r : mine) by_item_[at[r.item]++] = r;
+      : o_(o), data_(&data), u_(o.users * o.rank), v_(o.items * o.rank) {
+    deal(member, members);
     // The same initial V on every rank; U only matters for own users.
     dml::splitmix64 g(o.seed + 99);
     for (double& x : v_) x = 0.1 * normal(g);
@@ -175,6 +168,34 @@ class mf_program {
       std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(n * o_.rank), o_.rank,
                   &v_[s.job[n] * o_.rank]);
   }
+  // dml::schedule::restartable_rotation_program: after a member died, the
+  // engine restores the item factors of the last full rotation (aggregate)
+  // and deals the users out again over the survivors (reshard).
+  void values(std::span<const dml::schedule::parameter> job, std::span<double> out) const {
+    for (std::size_t n = 0; n < job.size(); ++n)
+      std::copy_n(&v_[job[n] * o_.rank], o_.rank, out.begin() + static_cast<std::ptrdiff_t>(n * o_.rank));
+  }
+  /// This member's users become those with user mod `members` ==
+  /// `member`; each one's factor row is fitted to its ratings against the
+  /// (restored) item factors: ridge regression, the SGD's regularization
+  /// once per rating. A dead member's users lose their trained rows, the
+  /// others' rows match the model they go on with.
+  void reshard(std::size_t member, std::size_t members) {
+    deal(member, members);
+    const std::size_t k = o_.rank;
+    std::vector<double> a(o_.users * k * k, 0.0), b(o_.users * k, 0.0), n(o_.users, 0.0);
+    for (const rating& r : by_item_) {
+      const double* vj = &v_[r.item * k];
+      double* ai = &a[r.user * k * k];
+      for (std::size_t x = 0; x < k; ++x) {
+        b[r.user * k + x] += r.value * vj[x];
+        for (std::size_t y = 0; y < k; ++y) ai[x * k + y] += vj[x] * vj[y];
+      }
+      n[r.user] += 1;
+    }
+    for (std::size_t i = member; i < o_.users; i += members)
+      if (n[i] > 0) solve_ridge(&a[i * k * k], &b[i * k], n[i] * o_.reg, &u_[i * k]);
+  }
   bool progress(dml::schedule::context& ctx) {
     const auto start = std::chrono::steady_clock::now();
     const errors train = squared_errors(by_item_), test = squared_errors(test_);
@@ -211,7 +232,53 @@ class mf_program {
     return out;
   }
 
+  // Keeps the ratings of users with user mod members == member, by item.
+  void deal(std::size_t member, std::size_t members) {
+    std::vector<rating> mine;
+    test_.clear();
+    for (const auto& r : data_->train)
+      if (r.user % members == member) mine.push_back(r);
+    for (const auto& r : data_->test)
+      if (r.user % members == member) test_.push_back(r);
+    start_.assign(o_.items + 1, 0);
+    for (const auto& r : mine) ++start_[r.item + 1];
+    for (std::size_t j = 0; j < o_.items; ++j) start_[j + 1] += start_[j];
+    by_item_.resize(mine.size());
+    std::vector<std::size_t> at(start_.begin(), start_.end() - 1);
+    for (const auto& r : mine) by_item_[at[r.item]++] = r;
+  }
+
+  // x = (A + ridge I)^-1 b for a k x k symmetric A (Cholesky, in place).
+  void solve_ridge(double* a, const double* b, double ridge, double* x) const {
+    const std::size_t k = o_.rank;
+    for (std::size_t d = 0; d < k; ++d) a[d * k + d] += ridge;
+    for (std::size_t c = 0; c < k; ++c) {
+      double diag = a[c * k + c];
+      for (std::size_t q = 0; q < c; ++q) diag -= a[c * k + q] * a[c * k + q];
+      if (!(diag > 0)) return;  // no positive definite system (no ridge, degenerate): keep the row
+      diag = std::sqrt(diag);
+      a[c * k + c] = diag;
+      for (std::size_t r = c + 1; r < k; ++r) {
+        double v = a[r * k + c];
+        for (std::size_t q = 0; q < c; ++q) v -= a[r * k + q] * a[c * k + q];
+        a[r * k + c] = v / diag;
+      }
+    }
+    std::vector<double> y(k);
+    for (std::size_t r = 0; r < k; ++r) {  // L y = b
+      double v = b[r];
+      for (std::size_t q = 0; q < r; ++q) v -= a[r * k + q] * y[q];
+      y[r] = v / a[r * k + r];
+    }
+    for (std::size_t r = k; r-- > 0;) {  // L^T x = y
+      double v = y[r];
+      for (std::size_t q = r + 1; q < k; ++q) v -= a[q * k + r] * x[q];
+      x[r] = v / a[r * k + r];
+    }
+  }
+
   options o_;
+  const problem* data_;
   std::vector<std::size_t> start_;
   std::vector<rating> by_item_, test_;
   std::vector<double> u_, v_;
@@ -280,9 +347,11 @@ void parse(CLI::App& app, options& o) {
   app.add_option("--write-ratings", o.write_ratings,
                  "write the generated training ratings to FILE and the test\nratings to FILE.test")
       ->option_text("FILE");
+  trainer::add_kill_after(app, o.kill_after);
 }
 
 void check(const CLI::App& app, const options& o) {
+  trainer::check_kills(o.kill_after, o.transport, o.ranks);
   if (!o.test_ratings.empty() && o.ratings.empty()) throw usage_error("--test-ratings needs --ratings");
   if (!o.ratings.empty() && !o.write_ratings.empty())
     throw usage_error("--write-ratings writes generated ratings; not with --ratings");
@@ -346,7 +415,8 @@ int main(int argc, char** argv) {
   }
   std::optional<trainer::launcher> launch;
   try {
-    launch.emplace(o.transport, o.ranks, argc, argv);  // starts MPI for mpi_rma / mpi
+    launch.emplace(o.transport, o.ranks, argc, argv,
+                   trainer::planned_kills(o.kill_after));  // starts MPI for mpi_rma / mpi
     const std::string ranks_text =
         launch->in_process() ? "--ranks " + std::to_string(o.ranks) : "mpiexec -n " + std::to_string(o.ranks);
     // In-process, the ranks share this process's one copy; under MPI every
@@ -397,13 +467,17 @@ int main(int argc, char** argv) {
     launch->run([&](auto& comm) {
       mf_program prog(data, o, comm.rank(), o.ranks);
       const auto start = std::chrono::steady_clock::now();  // the leader's, after its set-up
-      if (dml::io::leader(comm))
-        prog.on_rotation = [&](const mf_program::row& r, double evaluating) {
-          const double s =
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - evaluating;
-          std::printf("epoch %3zu  %8.3f s  train rmse %.5f  test rmse %.5f\n", r.epoch, s, r.train, r.test);
-          std::fflush(stdout);
-        };
+      // Every member may become the one that prints: the leader is the
+      // first live member, the next one after member 0 died.
+      std::size_t changes_printed = 0;  // view-change lines printed
+      prog.on_rotation = [&](const mf_program::row& r, double evaluating) {
+        if (!dml::io::leader(comm)) return;
+        trainer::print_view_changes(comm, changes_printed);
+        const double s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - evaluating;
+        std::printf("epoch %3zu  %8.3f s  train rmse %.5f  test rmse %.5f\n", r.epoch, s, r.train, r.test);
+        std::fflush(stdout);
+      };
       const dml::schedule::static_rotation engine{
           // One executor: the updates of a block's items share this member's
           // user rows, so they cannot run on several threads.
@@ -422,6 +496,11 @@ int main(int argc, char** argv) {
         total += n;
       }
       if (dml::io::leader(comm)) {
+        trainer::print_view_changes(comm, changes_printed);
+        if (st.failures_survived > 0)
+          std::printf("went on over the survivors of %llu failure(s): %llu iterations computed again\n",
+                      static_cast<unsigned long long>(st.failures_survived),
+                      static_cast<unsigned long long>(st.iterations_redone));
         seconds = st.seconds - prog.evaluation_seconds();
         last = prog.last();
         updates = total;

@@ -51,7 +51,7 @@ import tempfile
 import threading
 import time
 
-FINAL = re.compile(r"^final: (\w+)=([0-9.]+)", re.M)
+FINAL = re.compile(r"^final: (\w+)=(-?[0-9.]+)", re.M)
 # Final values for which lower is better (dml-mf prints rmse=...); the
 # tolerance then bounds how far above the undisturbed run a survivor may end.
 LOWER_IS_BETTER = {"rmse", "loss", "mse", "error", "objective"}
@@ -299,7 +299,7 @@ def classify(a, run, reference):
         if finals > 1:
             detail += f" ({finals} final lines: the reporter died after printing one)"
         lines = run.output.splitlines()
-        last_epoch = max((i for i, l in enumerate(lines) if l.startswith("epoch ")), default=-1)
+        last_epoch = max((i for i, l in enumerate(lines) if l.startswith(("epoch ", "iteration "))), default=-1)
         if any(l.startswith("view ") for l in lines[last_epoch + 1:]):
             detail += " (a survivor reported after the last epoch line)"
         return "survived", detail

@@ -46,6 +46,7 @@
 #include <dml/schedule.hpp>
 
 #include "../common/cli.hpp"
+#include "../common/kill_after.hpp"
 #include "../common/launcher.hpp"
 #include "../common/lda_corpus.hpp"
 #include "../common/same_input.hpp"
@@ -77,6 +78,8 @@ struct options : lda::corpus_settings {
   bool micro_sync = false, no_heaviest_first = false, serial = false;
   std::string csv;
   std::string transport = "inproc";
+  trainer::kill_plan kill_after;  // --kill-after R@S
+  bool verify_counts = false;
 };
 
 using clock_type = std::chrono::steady_clock;
@@ -257,8 +260,11 @@ lda::counts_view serial_lda(const corpus& c, const options& o, reporter& out) {
 
 // ---- on the static rotation engine ------------------------------------------------------------------
 
-/// One member's program (dml::schedule::rotation_program): the words are
-/// the parameters, a word's K counts its values.
+/// One member's program (dml::schedule::restartable_rotation_program): the
+/// words are the parameters, a word's K counts its values. Member m starts
+/// with the documents d with d mod P == m; after a failure the dead
+/// member's documents are dealt out over the survivors, the others keep
+/// theirs.
 template <class Transport>
 class smp_lda_program {
  public:
@@ -267,21 +273,26 @@ class smp_lda_program {
       : o_(o),
         c_(c),
         doc_of_(doc_of),
+        comm_(comm),
+        P0_(comm.size()),
         P_(comm.size()),
         me_(comm.rank()),
-        sum_(comm),
         z_(z0),
-        mine_(c, o.vocabulary, [&](std::size_t d) { return d % P_ == me_; }),
+        owner_(c.documents()),
+        mine_(c, o.vocabulary, [](std::size_t) { return false; }),
         sampler_(o, o.vocabulary),
         word_(o.vocabulary * o.topics, 0),
         totals_(o.topics, 0),
-        changes_(o.topics, 0),
-        docs_(((c.documents() + P_ - 1 - me_) / P_) * o.topics, 0) {
+        changes_(o.topics, 0) {
+    for (std::size_t d = 0; d < c.documents(); ++d) owner_[d] = static_cast<std::uint32_t>(d % P0_);
+    const auto live = deal_out();
+    P_ = live.size();
+    me_ = static_cast<std::size_t>(std::find(live.begin(), live.end(), comm.rank()) - live.begin());
+    take_documents();
     const std::size_t K = o.topics;
     for (std::size_t j = 0; j < z_.size(); ++j) {  // every member: the whole start
       ++word_[c.words[j] * K + z_[j]];
       ++totals_[z_[j]];
-      if (doc_of_[j] % P_ == me_) ++docs_[(doc_of_[j] / P_) * K + z_[j]];
     }
   }
 
@@ -295,7 +306,7 @@ class smp_lda_program {
       const std::uint32_t w = s.job[n];
       count* row = &word_[w * K];
       sampler_.sample_word(s.iteration, w, mine_.of(w), doc_of_, z_, row, totals_, changes_,
-                           [&](std::uint32_t d) { return &docs_[(d / P_) * K]; });
+                           [&](std::uint32_t d) { return &docs_[std::size_t{slot_[d]} * K]; });
       std::copy(row, row + K, out.begin() + static_cast<std::ptrdiff_t>(n * K));
     }
   }
@@ -304,15 +315,58 @@ class smp_lda_program {
     for (std::size_t n = 0; n < s.job.size(); ++n)
       for (std::size_t k = 0; k < K; ++k) word_[s.job[n] * K + k] = static_cast<count>(values[n * K + k]);
     // The block from the ring predecessor arrives once per iteration on
-    // every member (the all-gather's blocks come from the others): the
-    // point to reconcile the topic totals, collectively.
-    if (s.member != (me_ + P_ - 1) % P_) return;
+    // every member (the all-gather's blocks come from the others): the point
+    // to reconcile the topic totals, collectively. Not for the whole model:
+    // that is the model restored after a failure, on every survivor with its
+    // new place, before reshard() counts again (or a run of one member, where
+    // reconciling changes nothing).
+    if (s.job.size() == o_.vocabulary || s.member != (me_ + P_ - 1) % P_) return;
+    // Made here, inside the engine's run, not in the constructor: a member
+    // that died during a collective before the run could leave the members
+    // with different views there, and their sums paired with the wrong ones.
+    if (!sum_) sum_.emplace(comm_);
     buffer_.assign(changes_.begin(), changes_.end());
-    sum_(std::span<double>(buffer_));
+    (*sum_)(std::span<double>(buffer_));
     for (std::size_t k = 0; k < K; ++k) {
       totals_[k] += static_cast<count>(buffer_[k]) - changes_[k];
       changes_[k] = 0;
     }
+  }
+  // dml::schedule::restartable_rotation_program
+  void values(std::span<const dml::schedule::parameter> job, std::span<double> out) const {
+    const std::size_t K = o_.topics;
+    for (std::size_t n = 0; n < job.size(); ++n)
+      for (std::size_t k = 0; k < K; ++k) out[n * K + k] = static_cast<double>(word_[job[n] * K + k]);
+  }
+  /// After a failure: the dead members' documents go to the survivors in
+  /// turn, and the counts are counted again from every survivor's topic
+  /// assignments of its documents (a sum over the survivors). The word-topic
+  /// counts must be the sum of the assignments: the restored model holds
+  /// the dead member's assignments, which are lost, and the survivors'
+  /// assignments moved on since it was kept. A document taken over starts
+  /// again from its initial topics.
+  void reshard(std::size_t member, std::size_t members) {
+    P_ = members;
+    me_ = member;
+    (void)deal_out();
+    sum_.reset();
+    sum_.emplace(comm_);  // collective: every survivor reshards at the same point
+    take_documents();
+    const std::size_t K = o_.topics, V = o_.vocabulary;
+    std::vector<double> counts(V * K + K, 0.0);
+    // A document taken over still has its initial topics in z_: a member
+    // changes only its own documents' assignments.
+    for (std::size_t d = 0; d < c_.documents(); ++d) {
+      if (slot_[d] == none) continue;
+      for (std::uint32_t j = c_.first[d]; j < c_.first[d + 1]; ++j) {
+        counts[c_.words[j] * K + z_[j]] += 1;
+        counts[V * K + z_[j]] += 1;
+      }
+    }
+    (*sum_)(std::span<double>(counts));
+    for (std::size_t i = 0; i < V * K; ++i) word_[i] = static_cast<count>(counts[i]);
+    for (std::size_t k = 0; k < K; ++k) totals_[k] = static_cast<count>(counts[V * K + k]);
+    std::fill(changes_.begin(), changes_.end(), 0);
   }
   bool progress(dml::schedule::context& ctx) {
     const auto start = clock_type::now();
@@ -324,6 +378,7 @@ class smp_lda_program {
       ll += lda::doc_share(std::span<const count>(&docs_[i * K], K), o_.alpha);
     if (me_ == 0) ll += lda::totals_share(totals_, static_cast<double>(o_.vocabulary) * o_.beta);
     ll = ctx.sum(ll);
+    if (o_.verify_counts) verify_counts(ctx);
     ++sweeps_;
     reporting_ += std::chrono::duration<double>(clock_type::now() - start).count();
     if (on_sweep)
@@ -335,12 +390,68 @@ class smp_lda_program {
   [[nodiscard]] const std::vector<count>& word_topic() const { return word_; }
 
  private:
+  static constexpr std::uint32_t none = 0xffffffffu;
+
+  // --verify-counts: the word-topic counts and topic totals every member
+  // holds after a full rotation must be the counts of all members' topic
+  // assignments of their documents (summed over the members).
+  void verify_counts(dml::schedule::context& ctx) const {
+    const std::size_t K = o_.topics, V = o_.vocabulary;
+    std::vector<double> counted(V * K + K, 0.0);
+    for (std::size_t d = 0; d < c_.documents(); ++d)
+      if (slot_[d] != none)
+        for (std::uint32_t j = c_.first[d]; j < c_.first[d + 1]; ++j) {
+          counted[c_.words[j] * K + z_[j]] += 1;
+          counted[V * K + z_[j]] += 1;
+        }
+    ctx.sum(std::span<double>(counted));
+    std::size_t words = 0, totals = 0;
+    for (std::size_t i = 0; i < V * K; ++i) words += counted[i] != static_cast<double>(word_[i]) ? 1 : 0;
+    for (std::size_t k = 0; k < K; ++k)
+      totals += counted[V * K + k] != static_cast<double>(totals_[k]) ? 1 : 0;
+    if (words != 0 || totals != 0)
+      throw std::runtime_error("--verify-counts: after sweep " + std::to_string(sweeps_ + 1) + " member " +
+                               std::to_string(comm_.rank()) + " holds " + std::to_string(words) +
+                               " word-topic counts and " + std::to_string(totals) +
+                               " topic totals that differ from the members' topic assignments");
+  }
+
+  // Deals the documents of members that are not live out over the live
+  // ones (the others keep theirs); returns the live members.
+  std::vector<dml::member_id> deal_out() {
+    const auto live = comm_.view().live;
+    for (std::size_t d = 0; d < c_.documents(); ++d)
+      if (std::find(live.begin(), live.end(), owner_[d]) == live.end())
+        owner_[d] = static_cast<std::uint32_t>(live[(d / P0_) % live.size()]);
+    return live;
+  }
+
+  // This member's documents (owner_): their tokens by word, and their rows
+  // of n_dk counted from z_.
+  void take_documents() {
+    const std::size_t K = o_.topics;
+    const dml::member_id me = comm_.rank();
+    mine_ = by_word(c_, o_.vocabulary, [&](std::size_t d) { return owner_[d] == me; });
+    slot_.assign(c_.documents(), none);
+    std::uint32_t n = 0;
+    for (std::size_t d = 0; d < c_.documents(); ++d)
+      if (owner_[d] == me) slot_[d] = n++;
+    docs_.assign(std::size_t{n} * K, 0);
+    for (std::size_t d = 0; d < c_.documents(); ++d)
+      if (slot_[d] != none)
+        for (std::uint32_t j = c_.first[d]; j < c_.first[d + 1]; ++j)
+          ++docs_[std::size_t{slot_[d]} * K + z_[j]];
+  }
+
   const options& o_;
   const corpus& c_;
   const std::vector<std::uint32_t>& doc_of_;
-  std::size_t P_, me_;
-  dml::schedule::exact_sum<double, Transport> sum_;
+  Transport& comm_;
+  std::size_t P0_, P_, me_;  // the members at the start; live members and this member's place among them
+  std::optional<dml::schedule::exact_sum<double, Transport>> sum_;
   std::vector<std::uint32_t> z_;
+  std::vector<std::uint32_t> owner_;  // each document's member
+  std::vector<std::uint32_t> slot_;   // each document's row in docs_, or none
   by_word mine_;
   gibbs sampler_;
   std::vector<count> word_, totals_, changes_, docs_;
@@ -358,16 +469,27 @@ lda::counts_view smp_lda(const corpus& c, const options& o, reporter& out, train
   launch.run([&](auto& comm) {
     smp_lda_program prog(comm, c, o, z0, doc_of);
     const auto start = clock_type::now();
-    if (dml::io::leader(comm))
-      prog.on_sweep = [&](std::size_t sweep, double reporting, double ll) {
-        // The seconds of sampling and exchanging, without the log-likelihood
-        // (as dml-lda counts them).
-        out.sweep(sweep, std::chrono::duration<double>(clock_type::now() - start).count() - reporting, ll);
-      };
+    std::size_t changes_printed = 0;  // view-change lines printed
+    // Every member may become the one that prints: the leader is the first
+    // live member, the next one after member 0 died.
+    prog.on_sweep = [&](std::size_t sweep, double reporting, double ll) {
+      if (!dml::io::leader(comm)) return;
+      trainer::print_view_changes(comm, changes_printed);
+      // The seconds of sampling and exchanging, without the log-likelihood
+      // (as dml-lda counts them).
+      out.sweep(sweep, std::chrono::duration<double>(clock_type::now() - start).count() - reporting, ll);
+    };
     const dml::schedule::static_rotation engine{
         .macro_sync = !o.micro_sync, .heaviest_first = !o.no_heaviest_first, .executors = 1};
-    (void)dml::schedule::run(comm, prog, engine, o.iterations * o.ranks);
-    if (dml::io::leader(comm)) result.word_topic = prog.word_topic();
+    const auto st = dml::schedule::run(comm, prog, engine, o.iterations * o.ranks);
+    if (dml::io::leader(comm)) {
+      trainer::print_view_changes(comm, changes_printed);
+      if (st.failures_survived > 0)
+        std::printf("went on over the survivors of %llu failure(s): %llu iterations computed again\n",
+                    static_cast<unsigned long long>(st.failures_survived),
+                    static_cast<unsigned long long>(st.iterations_redone));
+      result.word_topic = prog.word_topic();
+    }
   });
   return result;
 }
@@ -424,13 +546,20 @@ bool parse(int argc, char** argv, options& o) {
   app->add_option("--csv", o.csv, "also write 'iteration,seconds,loglik' rows to FILE")
       ->option_text("FILE")
       ->check(cli::not_empty());
+  app->add_flag("--verify-counts", o.verify_counts,
+                "after every sweep check that the counts are those of the\ntopic assignments (a sum over the "
+                "ranks; a mismatch is an\nerror)");
+  trainer::add_kill_after(*app, o.kill_after);
   if (!cli::parse(*app, argc, argv)) return false;
+  trainer::check_kills(o.kill_after, o.transport, o.ranks);
   lda::check_corpus_settings(*app, o);
   if (o.transport != "inproc" && ranks->count() != 0)
     throw usage_error("--ranks is for --transport inproc; with " + o.transport +
                       " every MPI process is one rank (mpiexec -n N)");
   if (o.transport != "inproc" && o.serial)
     throw usage_error("--serial is one thread of one process; not with --transport " + o.transport);
+  if (o.serial && !o.kill_after.empty())
+    throw usage_error("--kill-after kills a rank of the engine; not with --serial");
   if (o.serial) o.ranks = 1;
   return true;
 }
@@ -472,7 +601,8 @@ int main(int argc, char** argv) {
   }
   std::optional<trainer::launcher> launch;
   try {
-    launch.emplace(o.transport, o.ranks, argc, argv);  // starts MPI for mpi_rma / mpi
+    launch.emplace(o.transport, o.ranks, argc, argv,
+                   trainer::planned_kills(o.kill_after));  // starts MPI for mpi_rma / mpi
     const bool leader = launch->leader();
     if (!leader) {  // one writer of the files
       o.write.clear();

@@ -129,4 +129,16 @@ void print_view_changes(const Comm& comm, std::size_t& printed) {
   }
 }
 
+/// After a run of a dml::schedule engine (its run_stats): how many failures
+/// it went on over and how many iterations it computed again; nothing when
+/// none failed.
+template <class Stats>
+void print_failures_survived(const Stats& st) {
+  if (st.failures_survived == 0) return;
+  std::printf("went on over the survivors of %llu failure(s): %llu iterations computed again\n",
+              static_cast<unsigned long long>(st.failures_survived),
+              static_cast<unsigned long long>(st.iterations_redone));
+  std::fflush(stdout);
+}
+
 }  // namespace trainer

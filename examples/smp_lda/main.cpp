@@ -484,10 +484,7 @@ lda::counts_view smp_lda(const corpus& c, const options& o, reporter& out, train
     const auto st = dml::schedule::run(comm, prog, engine, o.iterations * o.ranks);
     if (dml::io::leader(comm)) {
       trainer::print_view_changes(comm, changes_printed);
-      if (st.failures_survived > 0)
-        std::printf("went on over the survivors of %llu failure(s): %llu iterations computed again\n",
-                    static_cast<unsigned long long>(st.failures_survived),
-                    static_cast<unsigned long long>(st.iterations_redone));
+      trainer::print_failures_survived(st);
       result.word_topic = prog.word_topic();
     }
   });

@@ -497,10 +497,7 @@ int main(int argc, char** argv) {
       }
       if (dml::io::leader(comm)) {
         trainer::print_view_changes(comm, changes_printed);
-        if (st.failures_survived > 0)
-          std::printf("went on over the survivors of %llu failure(s): %llu iterations computed again\n",
-                      static_cast<unsigned long long>(st.failures_survived),
-                      static_cast<unsigned long long>(st.iterations_redone));
+        trainer::print_failures_survived(st);
         seconds = st.seconds - prog.evaluation_seconds();
         last = prog.last();
         updates = total;

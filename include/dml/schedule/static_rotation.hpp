@@ -16,6 +16,7 @@
 #include <dml/schedule/context.hpp>
 #include <dml/schedule/detail/members.hpp>
 #include <dml/schedule/detail/ordered_sum.hpp>
+#include <dml/schedule/detail/survive.hpp>
 #include <dml/schedule/exact_sum.hpp>
 #include <dml/schedule/stats.hpp>
 #include <dml/topology/all.hpp>
@@ -340,20 +341,7 @@ struct static_rotation {
     };
 
     keep(0);  // local, before anything a failure can interrupt
-    bool built = false;
-    for (;;) {
-      try {
-        if (!built) {
-          build();
-          built = true;
-        }
-        go();
-        break;
-      } catch (const fault::interrupted&) {
-        if constexpr (!survives) throw;  // nobody asked for it: not ours
-        resync();
-      }
-    }
+    detail::run_surviving<survives>(build, go, resync);
     stats.seconds = std::chrono::duration<double>(clock::now() - start).count();
     return stats;
   }

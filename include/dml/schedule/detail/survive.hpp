@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: BSL-1.0
+/// @file
+/// Internal: an engine's run loop around failures.
+#pragma once
+
+#include <dml/fault/membership.hpp>
+#include <dml/fwd.hpp>
+
+DML_BEGIN_NAMESPACE
+namespace schedule::detail {
+
+/// Calls build() (collective: the engine's vectors), then go() until it
+/// returns. A failure ends the operation each survivor is in with
+/// fault::interrupted: rethrown when the run cannot survive it, otherwise
+/// resync() agrees with the survivors and builds anew, and go() goes on.
+/// build() is never made again after a resync, whether the failure cut the
+/// first build short or not: survivors may have been cut short in different
+/// places, and every one of them must make the same collective calls.
+template <bool Survives, class Build, class Go, class Resync>
+void run_surviving(Build&& build, Go&& go, Resync&& resync) {
+  bool built = false;
+  for (;;) {
+    try {
+      if (!built) build();
+      built = true;
+      go();
+      return;
+    } catch (const fault::interrupted&) {
+      if constexpr (!Survives) {
+        throw;  // nobody asked for it: not ours
+      } else {
+        resync();
+        built = true;
+      }
+    }
+  }
+}
+
+}  // namespace schedule::detail
+DML_END_NAMESPACE

@@ -460,6 +460,12 @@ TEST_CASE("the static engine goes on over the survivors from the last full rotat
       // two deaths, the second in the three-block rotation, whose rotations
       // start at iterations 4, 6 and 9
       {4, 13, {{1, 5, 0}, {3, 10, 0}}, {{{4, 0}, {3, 4}, {2, 9}}}},
+      // after the last all-gather round: the survivors agree that the run is
+      // done (none leaves it while another goes back), and the collective
+      // after the run finds them all in the same view; or, when they learn
+      // of the death before the victim's part arrives, they go back to the
+      // first rotation's model
+      {3, 6, {{1, none, 2}}, {{{3, 0}}, {{3, 0}, {2, 3}}}},
   };
   const std::size_t m = 11;
   for (const auto& c : scenarios) {
@@ -492,6 +498,7 @@ TEST_CASE("the static engine goes on over the survivors from the last full rotat
           prog.die = [&] { comm.stop(); };
         }
       stats[comm.rank()] = sch::run(comm, prog, sch::static_rotation{}, c.iterations);
+      comm.barrier();  // as a trainer's collective after the run
       models[comm.rank()] = prog.model;
       reshards[comm.rank()] = prog.reshards;
       finished[comm.rank()] = 1;

@@ -243,6 +243,9 @@ struct dynamic {
         } else if (!flights.empty()) {
           complete_front();  // every member sent them: all apply them
         } else {
+          // The end, agreed (see static_rotation): a failure here interrupts
+          // every survivor, none has left the run.
+          if constexpr (survives) slots[0]->barrier();
           return;
         }
       }

@@ -290,6 +290,12 @@ struct static_rotation {
         stats.aggregate_seconds += std::chrono::duration<double>(clock::now() - t0).count();
       }
       if (!synced) all_gather(t - 1);
+      // The end, agreed: a member that finished its last exchange would
+      // otherwise leave the run while another, which learned of a failure in
+      // that exchange, goes back to the kept model and waits for it in the
+      // agreement (seen: the leaver's next collective, in the trainer, met
+      // a view it was not in). Here a failure interrupts every survivor.
+      if constexpr (survives) ring->barrier();
     };
 
     // After a failure (survives only): agree on the newest kept model, restore

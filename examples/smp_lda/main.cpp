@@ -642,7 +642,10 @@ int main(int argc, char** argv) {
     }
     reporter out{lda::csv_log(o.csv)};
     const lda::counts_view counts = o.serial ? serial_lda(c, o, out) : smp_lda(c, o, out, *launch);
-    if (!leader) return 0;  // the leader prints the result
+    // The member that reported last prints the result: member 0's process,
+    // or under MPI the lowest survivor's once member 0's process died (only
+    // it holds the counts).
+    if (counts.word_topic.empty()) return 0;
     if (c.topics.empty()) {
       std::printf("final: loglik=%.5f seconds=%.3f iterations=%zu\n", out.loglik, out.seconds,
                   out.iterations);

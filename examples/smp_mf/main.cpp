@@ -448,6 +448,7 @@ int main(int argc, char** argv) {
     mf_program::row last;
     double seconds = 0;
     std::uint64_t updates = 0;
+    bool reporter = false;  // this process's member printed the last report
     if (!launch->in_process())
       launch->run([&](auto& comm) {
         trainer::agree_on_input(comm, failure, hash_of(data, o), summary, "the rating set");
@@ -496,6 +497,7 @@ int main(int argc, char** argv) {
         total += n;
       }
       if (dml::io::leader(comm)) {
+        reporter = true;
         trainer::print_view_changes(comm, changes_printed);
         trainer::print_failures_survived(st);
         seconds = st.seconds - prog.evaluation_seconds();
@@ -503,7 +505,9 @@ int main(int argc, char** argv) {
         updates = total;
       }
     });
-    if (!leader) return 0;  // the leader prints the result
+    // The member that reported last prints the result: member 0's process,
+    // or under MPI the lowest survivor's once member 0's process died.
+    if (!reporter) return 0;
     const auto visited = static_cast<unsigned long long>(updates);
     if (data.truth_known) {
       std::printf("noise %.4f: test rmse %.5f is %.1f%% above it; rmse against the noiseless truth %.5f\n",

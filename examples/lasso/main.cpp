@@ -207,6 +207,7 @@ int main(int argc, char** argv) {
     std::vector<double> beta;
     dml::schedule::run_stats stats;
     std::uint64_t updates = 0;
+    bool reporter = false;  // this process's member printed the last report
     launch.run([&](auto& comm) {
       lasso::program prog(data, comm.rank(), o.ranks, s);
       std::size_t changes_printed = 0;  // view-change lines printed
@@ -222,13 +223,16 @@ int main(int argc, char** argv) {
       const auto st = dml::schedule::run(comm, prog, dml::schedule::dynamic{.depth = o.depth, .seed = o.seed},
                                          o.iterations);
       if (dml::io::leader(comm)) {
+        reporter = true;
         trainer::print_view_changes(comm, changes_printed);
         beta = prog.beta();
         stats = st;
         updates = prog.updates();
       }
     });
-    if (launch.leader())
+    // The member that reported last prints the result: member 0's process,
+    // or under MPI the lowest survivor's once member 0's process died.
+    if (reporter)
       std::printf("final: objective=%.10g nonzeros=%zu updates=%llu seconds=%.3f\n",
                   lasso::objective(data, beta, o.lambda, kind), nonzeros(beta),
                   static_cast<unsigned long long>(updates), stats.seconds);

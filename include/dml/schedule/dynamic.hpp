@@ -257,53 +257,36 @@ struct dynamic {
     // over the survivors. Made again when another member fails meanwhile.
     auto resync = [&] {
       if constexpr (survives) {
-        for (;;) {
-          // The survivors may disagree on which of the engine's vectors exist
-          // (a failure cut one's construction short on some of them): drop
-          // them all, let the recovery rebuild everything else, and build
-          // them anew below. The recovery throws peer_failure under
-          // fault::policy::abort, and when it runs out of time.
+        auto drop = [&] {  // the recovery rebuilds everything else; build() makes these anew
           reducer.reset();
           for (auto& v : slots) v.reset();
-          try {
-            fault::recover(comm);
-          } catch (const fault::interrupted&) {
-            continue;  // another member failed meanwhile
+        };
+        detail::resync_surviving(comm, drop, [&] {
+          const auto agreed = agree_after_failure(comm, applied, stop, recent);
+          while (applied < agreed.applied) {
+            if (flights.empty() || flights.front().t != applied)
+              throw comm_error("dml::schedule::dynamic: after a failure member " +
+                               std::to_string(comm.rank()) + " cannot catch up to iteration " +
+                               std::to_string(agreed.applied - 1) + ": iteration " + std::to_string(applied) +
+                               " is not in flight here");
+            const auto it = agreed.totals.find(applied);
+            if (it == agreed.totals.end() || it->second.size() != flights.front().set.size())
+              throw comm_error("dml::schedule::dynamic: after a failure the results of iteration " +
+                               std::to_string(applied) + " are missing or of the wrong size");
+            (void)apply_front(it->second);
           }
-          try {
-            const auto agreed = agree_after_failure(comm, applied, stop, recent);
-            while (applied < agreed.applied) {
-              if (flights.empty() || flights.front().t != applied)
-                throw comm_error("dml::schedule::dynamic: after a failure member " +
-                                 std::to_string(comm.rank()) + " cannot catch up to iteration " +
-                                 std::to_string(agreed.applied - 1) + ": iteration " +
-                                 std::to_string(applied) + " is not in flight here");
-              const auto it = agreed.totals.find(applied);
-              if (it == agreed.totals.end() || it->second.size() != flights.front().set.size())
-                throw comm_error("dml::schedule::dynamic: after a failure the results of iteration " +
-                                 std::to_string(applied) + " are missing or of the wrong size");
-              (void)apply_front(it->second);
-            }
-            stats.iterations_redone += t - applied;
-            flights.clear();
-            t = applied;
-            stop = agreed.stop;
-            placed = detail::place(comm, "dml::schedule::dynamic::run");
-            members = placed.first;
-            position = placed.second;
-            program.reshard(position, members);
-            ctx.set_members(members, position);
-            build();
-            ++stats.failures_survived;
-            return;
-          } catch (const fault::interrupted&) {
-            continue;  // another member failed meanwhile: agree again
-          } catch (const peer_failure&) {
-            // The agreement's exchange met a member that failed meanwhile:
-            // the recovery above agrees again.
-            continue;
-          }
-        }
+          stats.iterations_redone += t - applied;
+          flights.clear();
+          t = applied;
+          stop = agreed.stop;
+          placed = detail::place(comm, "dml::schedule::dynamic::run");
+          members = placed.first;
+          position = placed.second;
+          program.reshard(position, members);
+          ctx.set_members(members, position);
+          build();
+          ++stats.failures_survived;
+        });
       }
     };
 

@@ -303,46 +303,34 @@ struct static_rotation {
     // survivors. Made again when another member fails meanwhile.
     auto resync = [&] {
       if constexpr (survives) {
-        for (;;) {
-          // Survivors may disagree on which vectors exist (a failure may cut
-          // one's construction short): drop them all, recover, build anew.
+        auto drop = [&] {  // the recovery rebuilds everything else; build() makes these anew
           ring.reset();
           all.reset();
           reducer.reset();
-          try {
-            fault::recover(comm);
-          } catch (const fault::interrupted&) {
-            continue;  // another member failed meanwhile
-          }
-          try {
-            bool agreed_stop = false;
-            const std::uint64_t at = agree_on_kept(comm, kept_at, stop, kept, agreed_stop);
-            placed = detail::place(comm, "dml::schedule::static_rotation::run");
-            members = placed.first;
-            position = placed.second;
-            everything.resize(m);
-            std::iota(everything.begin(), everything.end(), parameter{0});
-            program.aggregate(step{at, position, members, everything}, std::span<const double>(kept));
-            stats.iterations_redone += stats.iterations > at ? stats.iterations - at : 0;
-            t = at;
-            kept_at = at;
-            stats.iterations = at;
-            stop = agreed_stop;
-            stats.stopped = stop && at < iterations;
-            program.reshard(position, members);
-            ctx.set_members(members, position);
-            held.clear();
-            held_block = rotation_assignment(position, t, members);
-            synced = true;
-            build();
-            ++stats.failures_survived;
-            return;
-          } catch (const fault::interrupted&) {
-            continue;  // another member failed meanwhile: agree again
-          } catch (const peer_failure&) {
-            continue;  // the agreement met a member that failed meanwhile
-          }
-        }
+        };
+        detail::resync_surviving(comm, drop, [&] {
+          bool agreed_stop = false;
+          const std::uint64_t at = agree_on_kept(comm, kept_at, stop, kept, agreed_stop);
+          placed = detail::place(comm, "dml::schedule::static_rotation::run");
+          members = placed.first;
+          position = placed.second;
+          everything.resize(m);
+          std::iota(everything.begin(), everything.end(), parameter{0});
+          program.aggregate(step{at, position, members, everything}, std::span<const double>(kept));
+          stats.iterations_redone += stats.iterations > at ? stats.iterations - at : 0;
+          t = at;
+          kept_at = at;
+          stats.iterations = at;
+          stop = agreed_stop;
+          stats.stopped = stop && at < iterations;
+          program.reshard(position, members);
+          ctx.set_members(members, position);
+          held.clear();
+          held_block = rotation_assignment(position, t, members);
+          synced = true;
+          build();
+          ++stats.failures_survived;
+        });
       }
     };
 

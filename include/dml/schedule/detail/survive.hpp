@@ -3,6 +3,7 @@
 /// Internal: an engine's run loop around failures.
 #pragma once
 
+#include <dml/error.hpp>
 #include <dml/fault/membership.hpp>
 #include <dml/fwd.hpp>
 
@@ -32,6 +33,31 @@ void run_surviving(Build&& build, Go&& go, Resync&& resync) {
         resync();
         built = true;
       }
+    }
+  }
+}
+
+/// After a failure: drop() the engine's vectors (survivors may disagree on
+/// which exist: a failure may cut one's construction short), recover over
+/// the survivors, then restart() (agree with them, reshard, build anew).
+/// Made again while members fail meanwhile: the recovery agrees again.
+/// Under fault::policy::abort, and past the wait limit, the recovery throws.
+template <class Transport, class Drop, class Restart>
+void resync_surviving(Transport& comm, Drop&& drop, Restart&& restart) {
+  for (;;) {
+    drop();
+    try {
+      fault::recover(comm);
+    } catch (const fault::interrupted&) {
+      continue;  // another member failed meanwhile
+    }
+    try {
+      restart();
+      return;
+    } catch (const fault::interrupted&) {
+      continue;  // another member failed meanwhile: agree again
+    } catch (const peer_failure&) {
+      continue;  // the agreement's exchange met a member that failed meanwhile
     }
   }
 }

@@ -32,6 +32,7 @@
 #include "../common/ratings.hpp"
 #include "../common/same_input.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -41,6 +42,7 @@
 #include <exception>
 #include <functional>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <span>
 #include <string>
@@ -182,19 +184,29 @@ class mf_program {
   /// others' rows match the model they go on with.
   void reshard(std::size_t member, std::size_t members) {
     deal(member, members);
+    // One user at a time (its ratings in user order), so the k x k system
+    // is scratch space, not one per user.
     const std::size_t k = o_.rank;
-    std::vector<double> a(o_.users * k * k, 0.0), b(o_.users * k, 0.0), n(o_.users, 0.0);
-    for (const rating& r : by_item_) {
-      const double* vj = &v_[r.item * k];
-      double* ai = &a[r.user * k * k];
-      for (std::size_t x = 0; x < k; ++x) {
-        b[r.user * k + x] += r.value * vj[x];
-        for (std::size_t y = 0; y < k; ++y) ai[x * k + y] += vj[x] * vj[y];
+    std::vector<std::size_t> by_user(by_item_.size());
+    std::iota(by_user.begin(), by_user.end(), std::size_t{0});
+    std::stable_sort(by_user.begin(), by_user.end(),
+                     [&](std::size_t x, std::size_t y) { return by_item_[x].user < by_item_[y].user; });
+    std::vector<double> a(k * k), b(k);
+    for (std::size_t q = 0; q < by_user.size();) {
+      const std::uint32_t user = by_item_[by_user[q]].user;
+      std::fill(a.begin(), a.end(), 0.0);
+      std::fill(b.begin(), b.end(), 0.0);
+      double n = 0;
+      for (; q < by_user.size() && by_item_[by_user[q]].user == user; ++q, n += 1) {
+        const rating& r = by_item_[by_user[q]];
+        const double* vj = &v_[r.item * k];
+        for (std::size_t x = 0; x < k; ++x) {
+          b[x] += r.value * vj[x];
+          for (std::size_t y = 0; y < k; ++y) a[x * k + y] += vj[x] * vj[y];
+        }
       }
-      n[r.user] += 1;
+      solve_ridge(a.data(), b.data(), n * o_.reg, &u_[std::size_t{user} * k]);
     }
-    for (std::size_t i = member; i < o_.users; i += members)
-      if (n[i] > 0) solve_ridge(&a[i * k * k], &b[i * k], n[i] * o_.reg, &u_[i * k]);
   }
   bool progress(dml::schedule::context& ctx) {
     const auto start = std::chrono::steady_clock::now();

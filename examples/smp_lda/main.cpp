@@ -321,9 +321,8 @@ class smp_lda_program {
     // new place, before reshard() counts again (or a run of one member, where
     // reconciling changes nothing).
     if (s.job.size() == o_.vocabulary || s.member != (me_ + P_ - 1) % P_) return;
-    // Made here, inside the engine's run, not in the constructor: a member
-    // that died during a collective before the run could leave the members
-    // with different views there, and their sums paired with the wrong ones.
+    // Made here, inside the engine's run, not in the constructor: a
+    // collective in the constructor is outside the engine's failure handling.
     if (!sum_) sum_.emplace(comm_);
     buffer_.assign(changes_.begin(), changes_.end());
     (*sum_)(std::span<double>(buffer_));
@@ -353,16 +352,9 @@ class smp_lda_program {
     sum_.emplace(comm_);  // collective: every survivor reshards at the same point
     take_documents();
     const std::size_t K = o_.topics, V = o_.vocabulary;
-    std::vector<double> counts(V * K + K, 0.0);
     // A document taken over still has its initial topics in z_: a member
     // changes only its own documents' assignments.
-    for (std::size_t d = 0; d < c_.documents(); ++d) {
-      if (slot_[d] == none) continue;
-      for (std::uint32_t j = c_.first[d]; j < c_.first[d + 1]; ++j) {
-        counts[c_.words[j] * K + z_[j]] += 1;
-        counts[V * K + z_[j]] += 1;
-      }
-    }
+    std::vector<double> counts = own_counts();
     (*sum_)(std::span<double>(counts));
     for (std::size_t i = 0; i < V * K; ++i) word_[i] = static_cast<count>(counts[i]);
     for (std::size_t k = 0; k < K; ++k) totals_[k] = static_cast<count>(counts[V * K + k]);
@@ -397,13 +389,7 @@ class smp_lda_program {
   // assignments of their documents (summed over the members).
   void verify_counts(dml::schedule::context& ctx) const {
     const std::size_t K = o_.topics, V = o_.vocabulary;
-    std::vector<double> counted(V * K + K, 0.0);
-    for (std::size_t d = 0; d < c_.documents(); ++d)
-      if (slot_[d] != none)
-        for (std::uint32_t j = c_.first[d]; j < c_.first[d + 1]; ++j) {
-          counted[c_.words[j] * K + z_[j]] += 1;
-          counted[V * K + z_[j]] += 1;
-        }
+    std::vector<double> counted = own_counts();
     ctx.sum(std::span<double>(counted));
     std::size_t words = 0, totals = 0;
     for (std::size_t i = 0; i < V * K; ++i) words += counted[i] != static_cast<double>(word_[i]) ? 1 : 0;
@@ -414,6 +400,20 @@ class smp_lda_program {
                                std::to_string(comm_.rank()) + " holds " + std::to_string(words) +
                                " word-topic counts and " + std::to_string(totals) +
                                " topic totals that differ from the members' topic assignments");
+  }
+
+  // The word-topic counts (V x K) and topic totals (K) of this member's
+  // documents' assignments, for a sum over the members.
+  [[nodiscard]] std::vector<double> own_counts() const {
+    const std::size_t K = o_.topics, V = o_.vocabulary;
+    std::vector<double> counts(V * K + K, 0.0);
+    for (std::size_t d = 0; d < c_.documents(); ++d)
+      if (slot_[d] != none)
+        for (std::uint32_t j = c_.first[d]; j < c_.first[d + 1]; ++j) {
+          counts[c_.words[j] * K + z_[j]] += 1;
+          counts[V * K + z_[j]] += 1;
+        }
+    return counts;
   }
 
   // Deals the documents of members that are not live out over the live

@@ -198,8 +198,6 @@ struct static_rotation {
     std::uint64_t kept_at = 0;
     auto keep = [&](std::uint64_t at) {
       if constexpr (survives) {
-        everything.resize(m);
-        std::iota(everything.begin(), everything.end(), parameter{0});
         kept.assign(m * w, 0.0);
         program.values(std::span<const parameter>(everything), std::span<double>(kept));
         kept_at = at;
@@ -314,8 +312,6 @@ struct static_rotation {
           placed = detail::place(comm, "dml::schedule::static_rotation::run");
           members = placed.first;
           position = placed.second;
-          everything.resize(m);
-          std::iota(everything.begin(), everything.end(), parameter{0});
           program.aggregate(step{at, position, members, everything}, std::span<const double>(kept));
           stats.iterations_redone += stats.iterations > at ? stats.iterations - at : 0;
           t = at;
@@ -334,6 +330,10 @@ struct static_rotation {
       }
     };
 
+    if constexpr (survives) {  // the job that reads and restores the whole model
+      everything.resize(m);
+      std::iota(everything.begin(), everything.end(), parameter{0});
+    }
     keep(0);  // local, before anything a failure can interrupt
     detail::run_surviving<survives>(build, go, resync);
     stats.seconds = std::chrono::duration<double>(clock::now() - start).count();

@@ -34,6 +34,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -302,9 +303,16 @@ class mpi {
   // buffers, so they are kept alive for the rest of the process.
   void abandon_sends() {
     if (sends_.empty()) return;
-    auto* leaked = new std::list<outgoing>(std::move(sends_));
-    (void)leaked;
+    keep_forever(std::move(sends_));
     sends_.clear();
+  }
+
+  // Buffers MPI may still read or write (a request that will never complete
+  // or be freed): leaked on purpose, so that memory is never reused.
+  template <class T>
+  static void keep_forever(T&& buffers) {
+    auto* leaked = new std::remove_cvref_t<T>(std::forward<T>(buffers));
+    (void)leaked;
   }
 
   // Runs f, turning Boost.MPI's exceptions into dml's.
@@ -393,8 +401,7 @@ class mpi {
       wait_until(source, "the rest of a message",
                  [&] { return guarded_peer(source, "receive", [&] { return finished(r); }); });
     } catch (...) {
-      auto* leaked = new std::vector<std::uint64_t>(std::move(inbox_));
-      (void)leaked;
+      keep_forever(std::move(inbox_));
       inbox_ = {};
       throw;
     }

@@ -2,11 +2,15 @@
 // A header-only library's compile time is its users' compile time: the
 // umbrella header and everything a vector needs must not pull in Eigen
 // (its views and the spectral gap have their own headers), so a program
-// that never uses Eigen neither pays for it nor needs its include path.
+// that never uses Eigen neither pays for it nor needs its include path;
+// nor Boost, which only the MPI transports need.
 #include <dml/dml.hpp>
 
 #ifdef EIGEN_CORE_H
 #error "dml/dml.hpp includes Eigen: keep it in dml/vector/eigen.hpp and dml/topology/spectral.hpp"
+#endif
+#if defined(BOOST_HANA_CONFIG_HPP) || defined(BOOST_CONFIG_HPP)
+#error "dml/dml.hpp includes Boost: the core needs none (only the MPI transports use Boost.MPI)"
 #endif
 
 #include <dml/vector/eigen.hpp>

@@ -22,9 +22,6 @@
 #include <dml/vector/gather.hpp>
 #include <dml/vector/make_vector.hpp>
 
-#include <boost/hana/filter.hpp>
-#include <boost/hana/unpack.hpp>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -187,19 +184,14 @@ auto make_vector_group(Transport& comm, std::span<const std::size_t> lengths, Po
     offsets->push_back(offsets->back() + n);
   }
   if (lengths.empty()) throw config_error("dml::make_vector_group: no parts");
+  static_assert(detail::check_policies<T, Transport, Policies...>());
   // The gather functor given (or average), wrapped to work part by part.
-  auto args = boost::hana::make_tuple(std::forward<Policies>(policies)...);
-  auto gath = detail::pick<slot::gather, gather::average, T>(args);
-  auto others = boost::hana::filter(args, [](const auto& p) {
-    return boost::hana::bool_c<!std::is_same_v<detail::argument_slot_t<decltype(p), T>, slot::gather>>;
-  });
-  using wrapped = detail::per_part<std::remove_cvref_t<decltype(gath)>>;
+  auto gath = detail::pick<slot::gather, gather::average, T>(std::forward<Policies>(policies)...);
+  using wrapped = detail::per_part<decltype(gath)>;
   std::shared_ptr<const std::vector<std::size_t>> shared = offsets;
-  return boost::hana::unpack(std::move(others), [&](auto&&... rest) {
-    auto v = make_vector<T>(comm, shared->back(), std::forward<decltype(rest)>(rest)...,
-                            wrapped{shared, std::move(gath)});
-    return vector_group<T, decltype(v)>(std::move(v), shared);
-  });
+  auto v = detail::assemble_vector<T>(comm, shared->back(), wrapped{shared, std::move(gath)},
+                                      std::forward<Policies>(policies)...);
+  return vector_group<T, decltype(v)>(std::move(v), std::move(shared));
 }
 
 /// The same, with the part lengths as a braced list.

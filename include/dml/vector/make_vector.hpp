@@ -10,12 +10,6 @@
 #include <dml/vector/dist_vector.hpp>
 #include <dml/vector/gather.hpp>
 
-#include <boost/hana/bool.hpp>
-#include <boost/hana/filter.hpp>
-#include <boost/hana/front.hpp>
-#include <boost/hana/length.hpp>
-#include <boost/hana/tuple.hpp>
-
 #include <cstddef>
 #include <span>
 #include <type_traits>
@@ -47,23 +41,53 @@ constexpr bool check_argument() {
   return true;
 }
 
-// Picks the one argument filling Slot, or Default{} when none does.
-template <class Slot, class Default, class T, class Tuple>
-auto pick(Tuple& args) {
-  auto matching = boost::hana::filter(args, [](const auto& p) {
-    return boost::hana::bool_c<std::is_same_v<argument_slot_t<decltype(p), T>, Slot>>;
-  });
-  constexpr std::size_t count = decltype(boost::hana::length(matching))::value;
-  if constexpr (count == 0) {
-    return Default{};
+// The one argument filling Slot, moved when it was passed as an rvalue, or
+// Default{} when none does (at most one does: check_policies).
+template <class Slot, class Default, class T>
+Default pick() {
+  return Default{};
+}
+template <class Slot, class Default, class T, class P, class... Rest>
+auto pick(P&& p, Rest&&... rest) {
+  if constexpr (std::is_same_v<argument_slot_t<P, T>, Slot>) {
+    return std::remove_cvref_t<P>(std::forward<P>(p));
   } else {
-    return boost::hana::front(matching);
+    return pick<Slot, Default, T>(std::forward<Rest>(rest)...);
   }
 }
 
 template <class Slot, class T, class... P>
 constexpr std::size_t count_slot() {
   return (std::size_t{0} + ... + (std::is_same_v<argument_slot_t<P, T>, Slot> ? 1 : 0));
+}
+
+template <class T, class Transport, class... Policies>
+constexpr bool check_policies() {
+  static_assert(comm::transport<Transport>,
+                "dml::make_vector: the first argument must be a transport context modelling "
+                "dml::comm::transport (e.g. the dml::comm::inproc::context that inproc::run passes)");
+  static_assert((check_argument<Policies, T>() && ...));
+  static_assert(count_slot<slot::representation, T, Policies...>() <= 1,
+                "dml::make_vector: more than one representation policy given (dml::dense / dml::sparse)");
+  static_assert(count_slot<slot::topology, T, Policies...>() <= 1,
+                "dml::make_vector: more than one topology policy given (dml::topology::...)");
+  static_assert(count_slot<slot::consistency, T, Policies...>() <= 1,
+                "dml::make_vector: more than one consistency policy given (dml::consistency::...)");
+  static_assert(count_slot<slot::gather, T, Policies...>() <= 1,
+                "dml::make_vector: more than one gather functor given (dml::gather::... or a callable)");
+  return true;
+}
+
+// The vector with the given gather functor and the other slots taken from
+// `policies` (whose own gather functor, if any, is ignored).
+template <class T, class Transport, class Gather, class... Policies>
+auto assemble_vector(Transport& comm, std::size_t n, Gather&& gath, Policies&&... policies) {
+  auto repr = pick<slot::representation, dense, T>(std::forward<Policies>(policies)...);
+  auto topo = pick<slot::topology, topology::all, T>(std::forward<Policies>(policies)...);
+  auto cons = pick<slot::consistency, consistency::bsp, T>(std::forward<Policies>(policies)...);
+  using vector_type =
+      dist_vector<T, Transport, decltype(repr), decltype(topo), decltype(cons), std::remove_cvref_t<Gather>>;
+  return vector_type(comm, n, std::move(repr), std::move(topo), std::move(cons), std::forward<Gather>(gath));
 }
 
 }  // namespace detail
@@ -75,28 +99,10 @@ constexpr std::size_t count_slot() {
 /// fills the gather slot. Collective: see dist_vector's constructor.
 template <class T, class Transport, class... Policies>
 auto make_vector(Transport& comm, std::size_t n, Policies&&... policies) {
-  static_assert(comm::transport<Transport>,
-                "dml::make_vector: the first argument must be a transport context modelling "
-                "dml::comm::transport (e.g. the dml::comm::inproc::context that inproc::run passes)");
-  static_assert((detail::check_argument<Policies, T>() && ...));
-  static_assert(detail::count_slot<slot::representation, T, Policies...>() <= 1,
-                "dml::make_vector: more than one representation policy given (dml::dense / dml::sparse)");
-  static_assert(detail::count_slot<slot::topology, T, Policies...>() <= 1,
-                "dml::make_vector: more than one topology policy given (dml::topology::...)");
-  static_assert(detail::count_slot<slot::consistency, T, Policies...>() <= 1,
-                "dml::make_vector: more than one consistency policy given (dml::consistency::...)");
-  static_assert(detail::count_slot<slot::gather, T, Policies...>() <= 1,
-                "dml::make_vector: more than one gather functor given (dml::gather::... or a callable)");
-
-  auto args = boost::hana::make_tuple(std::forward<Policies>(policies)...);
-  auto repr = detail::pick<slot::representation, dense, T>(args);
-  auto topo = detail::pick<slot::topology, topology::all, T>(args);
-  auto cons = detail::pick<slot::consistency, consistency::bsp, T>(args);
-  auto gath = detail::pick<slot::gather, gather::average, T>(args);
-  using vector_type =
-      dist_vector<T, Transport, std::remove_cvref_t<decltype(repr)>, std::remove_cvref_t<decltype(topo)>,
-                  std::remove_cvref_t<decltype(cons)>, std::remove_cvref_t<decltype(gath)>>;
-  return vector_type(comm, n, std::move(repr), std::move(topo), std::move(cons), std::move(gath));
+  static_assert(detail::check_policies<T, Transport, Policies...>());
+  // Each argument fills one slot, so each is moved from at most once.
+  auto gath = detail::pick<slot::gather, gather::average, T>(std::forward<Policies>(policies)...);
+  return detail::assemble_vector<T>(comm, n, std::move(gath), std::forward<Policies>(policies)...);
 }
 
 DML_END_NAMESPACE

@@ -68,8 +68,9 @@ class DmlConan(ConanFile):
 
     def requirements(self):
         # transitive_headers: dml's headers include theirs.
-        self.requires("boost/[>=1.74 <2]", transitive_headers=True)
         self.requires("eigen/[>=3.3 <4]", transitive_headers=True)
+        if self.options.with_mpi:  # Boost.MPI; MPI itself comes from the system
+            self.requires("boost/[>=1.74 <2]", transitive_headers=True)
         if self.options.with_data:
             self.requires("zlib/[>=1.2.11 <2]", transitive_headers=True)
         if self.options.with_xtensor:
@@ -156,7 +157,7 @@ class DmlConan(ConanFile):
 
         core = self.cpp_info.components["core"]
         core.set_property("cmake_target_name", "dml::core")
-        core.requires = ["boost::headers", "eigen::eigen3"]  # ConanCenter's component names
+        core.requires = ["eigen::eigen3"]  # ConanCenter's component names
         core.bindirs = []
         core.libdirs = []
         if self.settings.os in ("Linux", "FreeBSD"):

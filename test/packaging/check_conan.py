@@ -5,8 +5,9 @@ the tests run) and checks what the package promises against the project:
 - package_type "header-library" and a package_id() that clears the info;
 - one with_<component> option per component the project's CMakeLists.txt
   declares with dml_component(), defaults mpi/verbs off and data on;
-- requirements: boost and eigen always, zlib only under with_data, xtensor
-  only under with_xtensor, nothing from a remote for mpi and verbs;
+- requirements: eigen always, boost (for Boost.MPI) only under with_mpi,
+  zlib only under with_data, xtensor only under with_xtensor, nothing else
+  from a remote for mpi and verbs;
 - package_info(): cmake_file_name "dml", cmake_target_name "dml::dml" and a
   component with target dml::<c> for every option;
 - every DML_* cache variable generate() sets is an option of CMakeLists.txt.
@@ -97,11 +98,11 @@ def main(recipe_path, cmakelists_path):
           f"defaults: mpi, verbs, xtensor off, data on (found {defaults})")
 
     reqs = requirements_by_option(methods.get("requirements", ast.FunctionDef(body=[])))
-    check(sorted(reqs.get(None, [])) == ["boost", "eigen"], f"always required: boost, eigen (found {reqs.get(None)})")
+    check(sorted(reqs.get(None, [])) == ["eigen"], f"always required: eigen (found {reqs.get(None)})")
     check(reqs.get("with_data") == ["zlib"], "zlib is required only under with_data")
     check(reqs.get("with_xtensor") == ["xtensor"], "xtensor is required only under with_xtensor")
-    check("with_mpi" not in reqs and "with_verbs" not in reqs and "?" not in reqs,
-          "mpi and verbs add no remote requirement (system packages)")
+    check(reqs.get("with_mpi") == ["boost"] and "with_verbs" not in reqs and "?" not in reqs,
+          "mpi adds only boost (Boost.MPI), verbs nothing from a remote (MPI and rdma-core: system packages)")
     check("system_requirements" in methods, "system_requirements() names the system packages for mpi and verbs")
 
     info = methods.get("package_info")

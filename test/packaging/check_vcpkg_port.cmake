@@ -77,7 +77,7 @@ if(MODE STREQUAL "manifest")
       list(APPEND core_boost ${dep})
     endif()
   endforeach()
-  check("the core depends on no Boost library (found: ${core_boost})" core_boost STREQUAL "")
+  check("the core depends on no Boost library (found: ${core_boost})" NOT core_boost)
 
   set(found "")
   string(JSON n ERROR_VARIABLE err LENGTH "${json}" features)

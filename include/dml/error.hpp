@@ -8,7 +8,6 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
-#include <utility>
 
 DML_BEGIN_NAMESPACE
 
@@ -29,14 +28,14 @@ class config_error : public error {
 /// and reason are kept separately and joined in what().
 class data_error : public error {
  public:
-  data_error(std::string file, std::size_t line, std::string reason);
+  DML_DECL data_error(std::string file, std::size_t line, std::string reason);
 
   [[nodiscard]] const std::string& file() const noexcept { return file_; }
   [[nodiscard]] std::size_t line() const noexcept { return line_; }
   [[nodiscard]] const std::string& reason() const noexcept { return reason_; }
 
  private:
-  static std::string format(const std::string& file, std::size_t line, const std::string& reason);
+  DML_DECL static std::string format(const std::string& file, std::size_t line, const std::string& reason);
   std::string file_;
   std::size_t line_;
   std::string reason_;

@@ -13,14 +13,24 @@
 #include <dml/dml.hpp>
 // The non-template functions the headers only declare in this mode.
 #include <dml/comm/impl/inproc.ipp>
+#include <dml/consistency/impl/adaptive.ipp>
+#include <dml/consistency/impl/any.ipp>
+#include <dml/consistency/impl/controller.ipp>
 #include <dml/detail/impl/env.ipp>
 #include <dml/detail/impl/members.ipp>
 #include <dml/fault/impl/membership.ipp>
 #include <dml/fault/impl/timeout.ipp>
 #include <dml/impl/error.ipp>
+#include <dml/topology/detail/impl/common.ipp>
+#include <dml/topology/impl/any.ipp>
+#include <dml/topology/impl/best_circulant.ipp>
+#include <dml/topology/impl/edges.ipp>
 #include <dml/topology/impl/graph.ipp>
 #include <dml/topology/impl/halton.ipp>
+#include <dml/topology/impl/one_peer_exponential.ipp>
+#include <dml/vector/detail/impl/background.ipp>
 #include <dml/vector/detail/impl/names.ipp>
+#include <dml/vector/impl/advice.ipp>
 
 #define DML_DETAIL_KEYWORD
 DML_BEGIN_NAMESPACE

@@ -13,22 +13,18 @@
 #include <dml/fwd.hpp>
 #include <dml/random.hpp>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <span>
-#include <string>
-#include <string_view>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -94,7 +90,7 @@ struct memory {
 };
 
 struct world {
-  explicit world(std::size_t n, options o);
+  DML_DECL explicit world(std::size_t n, options o);
 
   std::size_t size;
   options opts;
@@ -130,11 +126,11 @@ struct world {
 
   // Sets a final state; a failure is time-stamped for the detection figures
   // (once: a stopped member's state is set again when its thread ends).
-  void finish(member_id m, state s);
+  DML_DECL void finish(member_id m, state s);
 
   // Under `mutex`: installs a new view without the dead members of the
   // current one, if there are any. Returns whether it did.
-  bool agree_locked();
+  DML_DECL bool agree_locked();
 
   [[nodiscard]] bool alive(member_id m) const {
     const auto s = states[m].load(std::memory_order_acquire);
@@ -168,13 +164,13 @@ class segment : ::dml::detail::segment_impl::segment_base<segment, context> {
   [[nodiscard]] std::size_t words(member_id m) const { return part(m).data.size(); }
   [[nodiscard]] std::size_t control_words(member_id m) const { return part(m).control.size(); }
 
-  void put(member_id target, std::size_t word, std::span<const std::byte> bytes);
+  DML_DECL void put(member_id target, std::size_t word, std::span<const std::byte> bytes);
   void order(member_id) {}  // every store is a release store: program order is visibility order
-  void flush(member_id target);
+  DML_DECL void flush(member_id target);
   void flush_all() {}
-  std::uint64_t fetch_add(member_id target, std::size_t control_word, std::uint64_t value);
+  DML_DECL std::uint64_t fetch_add(member_id target, std::size_t control_word, std::uint64_t value);
   /// One-sided read of source's data words (word-wise acquire loads).
-  void get(member_id source, std::size_t word, std::span<std::byte> out);
+  DML_DECL void get(member_id source, std::size_t word, std::span<std::byte> out);
 
   [[nodiscard]] std::uint64_t load(std::size_t word) const {
     check_own_range(word, 8);
@@ -199,12 +195,12 @@ class segment : ::dml::detail::segment_impl::segment_base<segment, context> {
   friend handle_base;
   static constexpr const char* who = "dml::comm::inproc";
 
-  segment(context* ctx, std::vector<std::shared_ptr<detail::memory>> parts, member_id own);
+  DML_DECL segment(context* ctx, std::vector<std::shared_ptr<detail::memory>> parts, member_id own);
 
   [[nodiscard]] member_id own() const noexcept { return own_; }
   [[nodiscard]] detail::memory& own_part() const { return *parts_[own_]; }
   // A member outside the view the segment was created in has no part.
-  [[nodiscard]] detail::memory& part(member_id m) const;
+  [[nodiscard]] DML_DECL detail::memory& part(member_id m) const;
   // Before a member's part is looked up: one without a part is named.
   void check_member(member_id m) const { (void)part(m); }
 
@@ -225,7 +221,7 @@ class context {
   using policy_slot = slot::transport;
   using segment_type = segment;
 
-  context(std::shared_ptr<detail::world> w, member_id rank);
+  DML_DECL context(std::shared_ptr<detail::world> w, member_id rank);
   context(const context&) = delete;
   context& operator=(const context&) = delete;
 
@@ -250,7 +246,7 @@ class context {
   /// other survivor has. The in-process failure detector is perfect and the
   /// decision is taken once under the group's lock, so this never waits.
   /// Returns the current view when nothing failed.
-  comm::agreement agree_on_survivors(std::chrono::steady_clock::time_point /*deadline*/);
+  DML_DECL comm::agreement agree_on_survivors(std::chrono::steady_clock::time_point /*deadline*/);
 
   /// Whether a background thread of this member may use the context while
   /// its own thread does not (vectors' scatter_async()): yes.
@@ -283,7 +279,7 @@ class context {
 
   /// Collective: allocates this member's part (zeroed) and returns a handle
   /// reaching every member's part.
-  segment create_segment(std::size_t data_words, std::size_t control_words);
+  DML_DECL segment create_segment(std::size_t data_words, std::size_t control_words);
 
   /// Fault injection: this member stops abruptly, as if its process died.
   /// Never returns. Others see it as failed from now on.
@@ -295,7 +291,7 @@ class context {
   /// Fault injection from another member: m stops at its next transport
   /// operation (a thread cannot be killed from outside at an arbitrary
   /// instruction). Others see it as failed from then on.
-  void kill(member_id m);
+  DML_DECL void kill(member_id m);
 
   /// Straggler injection at a chosen point: sleeps and then acts as an
   /// ordinary transport operation (a stop requested meanwhile takes effect).
@@ -305,7 +301,7 @@ class context {
   }
 
   /// Called before every transport operation: applies kills and delays.
-  void before_operation();
+  DML_DECL void before_operation();
 
   /// True once member m returned normally from its function (it is not
   /// failed, but will never write again).
@@ -319,19 +315,20 @@ class context {
   }
 
   /// Throws `dml::peer_failure` if member m has failed; for wait loops.
-  void require_alive(member_id m, const char* waiting_for) const;
+  DML_DECL void require_alive(member_id m, const char* waiting_for) const;
 
  private:
   // Under the world's mutex, with this member's view older than the group's.
-  [[noreturn]] void throw_stale_locked() const;
+  [[noreturn]] DML_DECL void throw_stale_locked() const;
 
-  std::vector<std::vector<std::byte>> rendezvous(std::span<const std::byte> record, const char* what);
+  DML_DECL std::vector<std::vector<std::byte>> rendezvous(std::span<const std::byte> record,
+                                                          const char* what);
 
   // The result of the rendezvous of generation `gen`, as this member sees
   // it: with options::die_inside_barrier the member that died inside it
   // stops, and the members above it see its death instead of the result.
-  std::vector<std::vector<std::byte>> completed_locked(std::unique_lock<std::mutex>& lock, std::uint64_t gen,
-                                                       const char* what);
+  DML_DECL std::vector<std::vector<std::byte>> completed_locked(std::unique_lock<std::mutex>& lock,
+                                                                std::uint64_t gen, const char* what);
 
   friend class segment;
   std::shared_ptr<detail::world> world_;

@@ -15,10 +15,8 @@
 #include <dml/vector/stats.hpp>
 
 #include <algorithm>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -103,32 +101,16 @@ class adaptive {
 
   /// Starts in bsp, agrees every 16 clocks, the controller's default rule.
   adaptive() : adaptive(adaptive_options{}) {}
-  explicit adaptive(adaptive_options o) : s_(std::make_shared<state>()) {
-    if (o.every == 0) throw config_error("dml::consistency::adaptive: every must be at least 1 clock");
-    if (o.start.period == 0) throw config_error("dml::consistency::adaptive: a period of 0 steps");
-    if (o.rule && o.rule_name.empty())
-      throw config_error("dml::consistency::adaptive: a rule of the caller's needs a rule_name");
-    o.start = normal(o.start);
-    s_->current = o.start;
-    s_->opts = std::move(o);
-    if (!s_->opts.rule) s_->brain = controller(s_->opts.control);
-  }
-  adaptive(const adaptive& o) : s_(std::make_shared<state>(*o.s_)) {}
-  adaptive& operator=(const adaptive& o) {
-    if (this != &o) s_ = std::make_shared<state>(*o.s_);
-    return *this;
-  }
+  DML_DECL explicit adaptive(adaptive_options o);
+  DML_DECL adaptive(const adaptive& o);
+  DML_DECL adaptive& operator=(const adaptive& o);
   adaptive(adaptive&&) noexcept = default;
   adaptive& operator=(adaptive&&) noexcept = default;
   ~adaptive() = default;
 
   /// What members compare: the window, the first settings and the rule;
   /// never the current settings.
-  [[nodiscard]] std::string name() const {
-    const auto& o = s_->opts;
-    return "adaptive(every " + std::to_string(o.every) + ", start " + o.start.text() + ", rule " +
-           (o.rule ? o.rule_name : "controller: " + o.control.text()) + ")";
-  }
+  [[nodiscard]] DML_DECL std::string name() const;
   [[nodiscard]] const adaptive_options& options() const noexcept { return s_->opts; }
 
   /// The settings in effect (for the clock of the last scatter).
@@ -137,14 +119,10 @@ class adaptive {
   [[nodiscard]] const std::vector<change>& changes() const noexcept { return s_->changes; }
   /// Proposes settings for the next agreement (the lowest live member's
   /// proposal wins; proposals override the controller). Consumed by it.
-  void propose(adaptive_settings s) const { s_->proposal = normal(s); }
+  DML_DECL void propose(adaptive_settings s) const;
   /// The trainer's loss, averaged over the window (optional; the controller
   /// tightens the mode when it rises).
-  void report_loss(double loss) const {
-    if (std::isnan(loss)) return;
-    s_->loss_sum += loss;
-    ++s_->loss_count;
-  }
+  DML_DECL void report_loss(double loss) const;
   /// Records the settings of every gather (for tests).
   void set_trace(bool on) const { s_->trace = on; }
   [[nodiscard]] const std::vector<traced_gather>& trace() const noexcept { return s_->traced; }
@@ -209,94 +187,26 @@ class adaptive {
     double compute, exchange, wait, loss;
   };
 
-  static adaptive_settings normal(adaptive_settings s) {
-    if (s.period == 0) s.period = 1;
-    if (s.mode != adaptive_mode::ssp) s.slack = 0;
-    if (s.mode == adaptive_mode::ssp && s.slack == 0) s.mode = adaptive_mode::bsp;  // ssp(0) waits as bsp
-    return s;
-  }
-  static adaptive_settings settings_of(std::uint64_t mode, std::uint64_t slack, std::uint64_t period) {
-    adaptive_settings s;
-    s.mode = mode == 2 ? adaptive_mode::asp : mode == 1 ? adaptive_mode::ssp : adaptive_mode::bsp;
-    s.slack = slack;
-    s.period = period;
-    return s;
-  }
+  DML_DECL static adaptive_settings normal(adaptive_settings s);
+  DML_DECL static adaptive_settings settings_of(std::uint64_t mode, std::uint64_t slack,
+                                                std::uint64_t period);
+  // This member's record for the agreement at clock t.
+  DML_DECL record record_of(const vector_stats& st, std::uint64_t t) const;
+  // Every member's record in (in `live` order): checks that all hold the
+  // same settings at the same clock, takes the decision and opens the next
+  // window. `wait_before` is the wait time before the agreement's exchange.
+  DML_DECL void conclude(const std::vector<std::vector<std::byte>>& all, const std::vector<member_id>& live,
+                         member_id me, std::uint64_t t, const record& mine, const vector_stats& st,
+                         double wait_before) const;
 
   template <class P>
   void agree(P& p, std::uint64_t t) const {
-    state& s = *s_;
     const vector_stats& st = p.stats();
-    record mine{};
-    mine.clock = t;
-    mine.mode = static_cast<std::uint64_t>(s.current.mode);
-    mine.slack = s.current.slack;
-    mine.period = s.current.period;
-    if (s.proposal) {
-      mine.proposed = 1;
-      mine.p_mode = static_cast<std::uint64_t>(s.proposal->mode);
-      mine.p_slack = s.proposal->slack;
-      mine.p_period = s.proposal->period;
-    }
-    mine.clocks = st.gathers - s.gathers0;
-    mine.full_gathers = st.full_gathers - s.full0;
-    mine.compute = st.compute_seconds - s.compute0;
-    mine.exchange = st.exchange_seconds - s.exchange0;
-    mine.wait = st.wait_seconds - s.wait0;
-    mine.loss = s.loss_count == 0 ? std::nan("") : s.loss_sum / static_cast<double>(s.loss_count);
+    const record mine = record_of(st, t);
     const double wait_before = st.wait_seconds;  // the agreement's wait belongs to the new window
     const auto all =
         p.exchange(std::as_bytes(std::span(&mine, 1)));  // may throw peer_failure: nothing changed
-    const auto live = p.live();
-    std::vector<record> recs(all.size());
-    for (std::size_t i = 0; i < all.size(); ++i) {
-      if (all[i].size() != sizeof(record))
-        throw comm_error("dml::consistency::adaptive: malformed agreement record from member " +
-                         std::to_string(i < live.size() ? live[i] : i));
-      std::memcpy(&recs[i], all[i].data(), sizeof(record));
-    }
-    std::optional<adaptive_settings> chosen;
-    std::vector<window_observation> obs;
-    obs.reserve(recs.size());
-    for (std::size_t i = 0; i < recs.size(); ++i) {
-      const record& r = recs[i];
-      const member_id who = i < live.size() ? live[i] : i;
-      if (r.clock != t || r.mode != mine.mode || r.slack != mine.slack || r.period != mine.period)
-        throw comm_error("dml::consistency::adaptive: member " + std::to_string(p.rank()) +
-                         " agrees at clock " + std::to_string(t) + " holding " + s.current.text() +
-                         ", member " + std::to_string(who) + " at clock " + std::to_string(r.clock) +
-                         " holding " + settings_of(r.mode, r.slack, r.period).text() +
-                         " (members out of step)");
-      if (r.proposed && !chosen) chosen = normal(settings_of(r.p_mode, r.p_slack, r.p_period));
-      window_observation o;
-      o.compute_seconds = r.compute;
-      o.exchange_seconds = r.exchange;
-      o.wait_seconds = r.wait;
-      o.clocks = r.clocks;
-      o.full_gathers = r.full_gathers;
-      o.loss = r.loss;
-      obs.push_back(o);
-    }
-    adaptive_settings next = s.current;
-    if (chosen)
-      next = *chosen;
-    else if (s.opts.rule)
-      next = normal(s.opts.rule(std::span<const window_observation>(obs), s.current));
-    else
-      next = normal(s.brain->decide(std::span<const window_observation>(obs), s.current));
-    s.proposal.reset();
-    s.agreed_at = t;
-    s.compute0 = st.compute_seconds;
-    s.exchange0 = st.exchange_seconds;
-    s.wait0 = wait_before;
-    s.gathers0 = st.gathers;
-    s.full0 = st.full_gathers;
-    s.loss_sum = 0;
-    s.loss_count = 0;
-    if (next != s.current) {
-      s.current = next;
-      s.changes.push_back({t, next});
-    }
+    conclude(all, p.live(), p.rank(), t, mine, st, wait_before);
   }
 
   std::shared_ptr<state> s_;
@@ -304,3 +214,7 @@ class adaptive {
 
 }  // namespace consistency
 DML_END_NAMESPACE
+
+#if !defined(DML_SEPARATE_COMPILATION)
+#include <dml/consistency/impl/adaptive.ipp>
+#endif

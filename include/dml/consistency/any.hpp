@@ -92,25 +92,7 @@ class any {
   [[nodiscard]] std::chrono::milliseconds stall() const noexcept { return stall_; }
   /// The held policy's name: "bsp", "asp", "ssp<S>", "notify_ack",
   /// "ssp_bounded<S,Nms>", "asp_fresh<B>" or the adaptive policy's.
-  [[nodiscard]] std::string name() const {
-    switch (kind_) {
-      case kind::asp:
-        return std::string(consistency::asp::name());
-      case kind::ssp:
-        return "ssp<" + std::to_string(slack_) + ">";
-      case kind::notify_ack:
-        return std::string(consistency::notify_ack::name());
-      case kind::adaptive:
-        return adaptive_->name();
-      case kind::ssp_bounded:
-        return detail::ssp_bounded_name(slack_, stall_);
-      case kind::asp_fresh:
-        return detail::asp_fresh_name(slack_);
-      case kind::bsp:
-        break;
-    }
-    return std::string(consistency::bsp::name());
-  }
+  [[nodiscard]] DML_DECL std::string name() const;
 
   template <class P>
   void scatter(P& p) const {
@@ -162,3 +144,7 @@ class any {
 
 }  // namespace consistency
 DML_END_NAMESPACE
+
+#if !defined(DML_SEPARATE_COMPILATION)
+#include <dml/consistency/impl/any.ipp>
+#endif

@@ -5,8 +5,6 @@
 
 #include <dml/fwd.hpp>
 
-#include <algorithm>
-#include <iterator>
 #include <string>
 #include <vector>
 

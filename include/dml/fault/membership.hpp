@@ -27,13 +27,11 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
-#include <utility>
 #include <vector>
 
 DML_BEGIN_NAMESPACE
@@ -150,16 +148,14 @@ class wait_limit_scope {
   std::chrono::steady_clock::duration before_;
 };
 
+/// A new state with the environment's defaults, for a group of
+/// `group_size` members.
+[[nodiscard]] DML_DECL std::shared_ptr<state> make_state(std::size_t group_size);
+
 /// The state of `comm`, made on first use with the environment's defaults.
 template <comm::shrinkable_transport Comm>
 std::shared_ptr<state> state_of(Comm& comm) {
-  return comm.attributes().template get_or_create<state>([&] {
-    auto made = std::make_shared<state>();
-    made->on_failure = policy_from_env("dml::fault");
-    made->min_survivors = static_cast<std::size_t>(dml::detail::number_from_env(
-        "DML_MIN_SURVIVORS", 0, 0, static_cast<long>(comm.size()), "dml::fault", "a number of members"));
-    return made;
-  });
+  return comm.attributes().template get_or_create<state>([&] { return make_state(comm.size()); });
 }
 
 /// While one is open on a transport, the first recover() in each new view
@@ -193,6 +189,12 @@ class interruption_scope {
 [[nodiscard]] DML_DECL peer_failure too_few_survivors(member_id rank, const std::vector<member_id>& removed,
                                                       std::uint64_t epoch, std::size_t survivors,
                                                       std::size_t minimum);
+
+/// `recover` on member `rank` adopted the view of `a`, which replaced one
+/// whose live set was `before`: records the view change in `s` and, under
+/// the abort policy or with too few survivors, sets `s.stopped`.
+DML_DECL void record_view_change(state& s, member_id rank, const std::vector<member_id>& before,
+                                 const comm::agreement& a, const timeout_report& adapted);
 
 // A barrier whose completion reached some members and not others (one
 // died inside it) counts as completed for all: every member had entered
@@ -302,33 +304,7 @@ void recover(Comm& comm) {
     const comm::membership_view before = comm.view();
     const comm::agreement a = comm.agree_on_survivors(deadline);
     if (a.view.epoch != before.epoch) {
-      view_change change;
-      change.epoch = a.view.epoch;
-      change.removed = dml::detail::removed_members(before.live, a.view.live);
-      change.live = a.view.live;
-      change.detection_seconds = a.detection_seconds;
-      change.wait_limit_seconds = std::chrono::duration<double>(adapted.wait_limit).count();
-      change.heartbeat_timeout_seconds = std::chrono::duration<double>(adapted.heartbeat_timeout).count();
-      if (s->rebuild_due && !s->changes.empty()) {
-        // The previous view was superseded before this member's vectors
-        // were rebuilt in it (another member failed meanwhile): it was
-        // never worked in, so it merges into this one. Members that
-        // learned of both failures at once list the same single change.
-        auto& last = s->changes.back();
-        change.removed.insert(change.removed.end(), last.removed.begin(), last.removed.end());
-        std::sort(change.removed.begin(), change.removed.end());
-        change.detection_seconds = last.detection_seconds;
-        last = std::move(change);
-      } else {
-        s->decided_at = clock::now();
-        s->changes.push_back(change);
-      }
-      s->rebuild_due = true;
-      if (s->on_failure == policy::abort)
-        s->stopped = detail::abort_failure(comm.rank(), change.removed, change.epoch);
-      else if (change.live.size() < s->min_survivors)
-        s->stopped = detail::too_few_survivors(comm.rank(), change.removed, change.epoch, change.live.size(),
-                                               s->min_survivors);
+      detail::record_view_change(*s, comm.rank(), before.live, a, adapted);
       if (s->stopped) throw *s->stopped;
     }
     if (!s->rebuild_due) return;
@@ -402,7 +378,7 @@ class subscription {
     state_->subscribers.push_back(entry_.get());
   }
   subscription(subscription&&) noexcept = default;
-  subscription& operator=(subscription&& o) noexcept;
+  DML_DECL subscription& operator=(subscription&& o) noexcept;
   subscription(const subscription&) = delete;
   subscription& operator=(const subscription&) = delete;
   ~subscription() { reset(); }
@@ -414,7 +390,7 @@ class subscription {
   [[nodiscard]] bool active() const noexcept { return entry_ != nullptr; }
 
  private:
-  void reset() noexcept;
+  DML_DECL void reset() noexcept;
   std::shared_ptr<detail::state> state_;  // outlives the context if need be
   std::unique_ptr<detail::subscriber> entry_;
 };

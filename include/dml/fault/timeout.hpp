@@ -32,14 +32,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <optional>
-#include <string>
 #include <vector>
 
 DML_BEGIN_NAMESPACE
@@ -72,7 +69,7 @@ struct adaptive_timeout {
   std::size_t window = 32;
 
   /// Throws `dml::config_error` naming the bad setting.
-  void validate(const char* who = "dml::fault::adaptive_timeout") const;
+  DML_DECL void validate(const char* who = "dml::fault::adaptive_timeout") const;
 };
 
 /// The estimator alone, without a context: feed it round times with
@@ -83,10 +80,10 @@ class timeout_estimator {
  public:
   using duration = std::chrono::steady_clock::duration;
 
-  explicit timeout_estimator(adaptive_timeout s = {});
+  DML_DECL explicit timeout_estimator(adaptive_timeout s = {});
 
   /// One round took `seconds`.
-  void observe(double seconds);
+  DML_DECL void observe(double seconds);
 
   /// The estimate in seconds: the longest of the last `window` rounds (0
   /// before the first).
@@ -99,7 +96,7 @@ class timeout_estimator {
   [[nodiscard]] std::uint64_t samples() const noexcept { return samples_; }
   /// T = clamp(factor x estimate, floor, ceiling); the ceiling before the
   /// first round.
-  [[nodiscard]] duration timeout() const;
+  [[nodiscard]] DML_DECL duration timeout() const;
   [[nodiscard]] const adaptive_timeout& settings() const noexcept { return s_; }
 
  private:

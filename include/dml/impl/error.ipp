@@ -5,6 +5,10 @@
 
 #include <dml/error.hpp>
 
+#include <cstddef>
+#include <string>
+#include <utility>
+
 DML_BEGIN_NAMESPACE
 
 DML_DECL data_error::data_error(std::string file, std::size_t line, std::string reason)

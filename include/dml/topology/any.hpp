@@ -41,7 +41,7 @@ class any {
   using policy_slot = slot::topology;
 
   /// Holds `topology::all`, the vectors' default.
-  any() : any(all{}) {}
+  DML_DECL any();
   /// Holds `gen`.
   template <class G>
   requires(topology_generator<G> && !std::is_same_v<std::remove_cvref_t<G>, any>)
@@ -139,3 +139,7 @@ class any {
 
 }  // namespace topology
 DML_END_NAMESPACE
+
+#if !defined(DML_SEPARATE_COMPILATION)
+#include <dml/topology/impl/any.ipp>
+#endif

@@ -10,9 +10,6 @@
 #include <dml/vector/stats.hpp>
 
 #include <atomic>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 
 DML_BEGIN_NAMESPACE
@@ -33,39 +30,11 @@ struct exchange_advice {
 /// the time spent communicating (default 15 %): with an exchange costing E
 /// and C of computation between two, exchanging every f-th time instead
 /// makes the share E / (E + f C), so f ≥ E (1 − target) / (target C).
-[[nodiscard]] inline exchange_advice advise(const vector_stats& s, double target = 0.15) {
-  exchange_advice a;
-  a.share = s.communication_share();
-  a.seconds_per_exchange = s.seconds_per_exchange();
-  a.compute_seconds = s.compute_seconds_per_exchange();
-  a.dominates = a.share > 0.5;
-  if (a.share > target && a.compute_seconds > 0) {
-    const double f = a.seconds_per_exchange * (1 - target) / (target * a.compute_seconds);
-    a.interval_factor = std::exp2(std::ceil(std::log2(std::max(f, 1.0))));
-  }
-  if (a.share > target) {
-    char line[400];
-    std::snprintf(
-        line, sizeof line,
-        "communication takes %.0f%% of the time (%.3g ms per exchange against %.3g ms of computation "
-        "between two): exchange about %.0fx less often to bring it near %.0f%%, or use a topology with "
-        "fewer neighbours (docs/exchange-cost.md)",
-        100 * a.share, 1e3 * a.seconds_per_exchange, 1e3 * a.compute_seconds, a.interval_factor,
-        100 * target);
-    a.text = line;
-  }
-  return a;
-}
+[[nodiscard]] DML_DECL exchange_advice advise(const vector_stats& s, double target = 0.15);
 
 namespace detail {
 // Whether vectors print their advice line (DML_ADVICE=0 turns it off).
-inline std::atomic<int>& advice_switch() {
-  static std::atomic<int> on{[] {
-    const char* v = std::getenv("DML_ADVICE");
-    return v && std::string(v) == "0" ? 0 : 1;
-  }()};
-  return on;
-}
+DML_DECL std::atomic<int>& advice_switch();
 }  // namespace detail
 
 /// Turns the one-line advice vectors print when communication dominates
@@ -74,3 +43,7 @@ inline void set_advice(bool on) noexcept { detail::advice_switch().store(on ? 1 
 [[nodiscard]] inline bool advice_enabled() noexcept { return detail::advice_switch().load() != 0; }
 
 DML_END_NAMESPACE
+
+#if !defined(DML_SEPARATE_COMPILATION)
+#include <dml/vector/impl/advice.ipp>
+#endif

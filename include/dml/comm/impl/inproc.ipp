@@ -5,6 +5,24 @@
 
 #include <dml/comm/inproc.hpp>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
 DML_BEGIN_NAMESPACE
 namespace comm::inproc {
 namespace detail {

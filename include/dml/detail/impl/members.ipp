@@ -5,6 +5,12 @@
 
 #include <dml/detail/members.hpp>
 
+#include <algorithm>
+#include <cstddef>
+#include <iterator>
+#include <string>
+#include <vector>
+
 DML_BEGIN_NAMESPACE
 namespace detail {
 

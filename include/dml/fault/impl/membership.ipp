@@ -5,6 +5,16 @@
 
 #include <dml/fault/membership.hpp>
 
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
 DML_BEGIN_NAMESPACE
 namespace fault {
 namespace detail {
@@ -15,6 +25,14 @@ DML_DECL policy policy_from_env(const char* who) {
   if (v == "abort") return policy::abort;
   if (v == "tolerate" || v.empty()) return policy::tolerate;
   throw config_error(std::string(who) + ": DML_FAILURE_POLICY is '" + v + "'; use 'tolerate' or 'abort'");
+}
+
+DML_DECL std::shared_ptr<state> make_state(std::size_t group_size) {
+  auto made = std::make_shared<state>();
+  made->on_failure = policy_from_env("dml::fault");
+  made->min_survivors = static_cast<std::size_t>(dml::detail::number_from_env(
+      "DML_MIN_SURVIVORS", 0, 0, static_cast<long>(group_size), "dml::fault", "a number of members"));
+  return made;
 }
 
 DML_DECL peer_failure abort_failure(member_id rank, const std::vector<member_id>& removed,
@@ -32,6 +50,36 @@ DML_DECL peer_failure too_few_survivors(member_id rank, const std::vector<member
                           " failed; view " + std::to_string(epoch) + " has " + std::to_string(survivors) +
                           " members, fewer than the minimum of " + std::to_string(minimum) +
                           " survivors (min_survivors), so every survivor stops");
+}
+
+DML_DECL void record_view_change(state& s, member_id rank, const std::vector<member_id>& before,
+                                 const comm::agreement& a, const timeout_report& adapted) {
+  view_change change;
+  change.epoch = a.view.epoch;
+  change.removed = dml::detail::removed_members(before, a.view.live);
+  change.live = a.view.live;
+  change.detection_seconds = a.detection_seconds;
+  change.wait_limit_seconds = std::chrono::duration<double>(adapted.wait_limit).count();
+  change.heartbeat_timeout_seconds = std::chrono::duration<double>(adapted.heartbeat_timeout).count();
+  if (s.rebuild_due && !s.changes.empty()) {
+    // The previous view was superseded before this member's vectors
+    // were rebuilt in it (another member failed meanwhile): it was
+    // never worked in, so it merges into this one. Members that
+    // learned of both failures at once list the same single change.
+    auto& last = s.changes.back();
+    change.removed.insert(change.removed.end(), last.removed.begin(), last.removed.end());
+    std::sort(change.removed.begin(), change.removed.end());
+    change.detection_seconds = last.detection_seconds;
+    last = std::move(change);
+  } else {
+    s.decided_at = std::chrono::steady_clock::now();
+    s.changes.push_back(change);
+  }
+  s.rebuild_due = true;
+  if (s.on_failure == policy::abort)
+    s.stopped = abort_failure(rank, change.removed, change.epoch);
+  else if (change.live.size() < s.min_survivors)
+    s.stopped = too_few_survivors(rank, change.removed, change.epoch, change.live.size(), s.min_survivors);
 }
 
 }  // namespace detail

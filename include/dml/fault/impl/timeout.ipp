@@ -5,6 +5,14 @@
 
 #include <dml/fault/timeout.hpp>
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdlib>
+#include <optional>
+#include <string>
+
 DML_BEGIN_NAMESPACE
 namespace fault {
 

@@ -18,27 +18,14 @@ DML_BEGIN_NAMESPACE
 namespace detail {
 
 /// "1 member", "4 members": error messages read better with the right number.
-inline std::string members_phrase(std::size_t n) {
-  return std::to_string(n) + (n == 1 ? " member" : " members");
-}
+DML_DECL std::string members_phrase(std::size_t n);
 
 /// Every generator needs somebody to connect; n = 0 is always a mistake
 /// (usually an empty survivor list or an uninitialised size).
-inline void check_member_count(std::string_view topology_name, std::size_t n) {
-  if (n == 0) {
-    throw config_error("topology '" + std::string(topology_name) +
-                       "' needs at least one member, but was asked for a graph over 0 members");
-  }
-}
+DML_DECL void check_member_count(std::string_view topology_name, std::size_t n);
 
 /// A member has only n - 1 peers, so it cannot send to k >= n distinct ones.
-inline void check_fan_out(std::string_view topology_name, std::size_t k, std::size_t n) {
-  if (k >= n) {
-    throw config_error("topology '" + std::string(topology_name) + "' with fan-out " + std::to_string(k) +
-                       " needs more than " + members_phrase(k) + ", but was asked for a graph over " +
-                       members_phrase(n) + " (each member has only " + std::to_string(n - 1) + " peers)");
-  }
-}
+DML_DECL void check_fan_out(std::string_view topology_name, std::size_t k, std::size_t n);
 
 /// The number of powers of two below n, which is ceil(log2 n) for n >= 1
 /// (and 0 for n <= 1).
@@ -67,15 +54,12 @@ constexpr std::size_t floor_sqrt(std::size_t n) noexcept {
 /// Out-lists of the circulant digraph i -> (i + o) mod n for every offset o.
 /// Offsets must be in 1..n-1 and distinct, so the lists have no self-edges
 /// and no duplicates; each list is sorted.
-inline std::vector<std::vector<member_id>> circulant(std::size_t n, const std::vector<std::size_t>& offsets) {
-  std::vector<std::vector<member_id>> out(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    out[i].reserve(offsets.size());
-    for (const std::size_t o : offsets) out[i].push_back((i + o) % n);
-    std::sort(out[i].begin(), out[i].end());
-  }
-  return out;
-}
+DML_DECL std::vector<std::vector<member_id>> circulant(std::size_t n,
+                                                       const std::vector<std::size_t>& offsets);
 
 }  // namespace detail
 DML_END_NAMESPACE
+
+#if !defined(DML_SEPARATE_COMPILATION)
+#include <dml/topology/detail/impl/common.ipp>
+#endif

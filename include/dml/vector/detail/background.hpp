@@ -17,7 +17,6 @@
 #include <memory>
 #include <mutex>
 #include <thread>
-#include <utility>
 
 DML_BEGIN_NAMESPACE
 namespace detail {
@@ -27,56 +26,18 @@ class background {
   background() = default;
   background(const background&) = delete;
   background& operator=(const background&) = delete;
-  ~background() {
-    {
-      std::lock_guard lock(mutex_);
-      quit_ = true;
-    }
-    wake_.notify_all();
-    if (thread_.joinable()) thread_.join();
-  }
+  DML_DECL ~background();
 
   /// Runs `task` on the background thread. The caller settles first.
-  void launch(std::function<void()> task) {
-    std::lock_guard lock(mutex_);
-    task_ = std::move(task);
-    busy_ = true;
-    if (!thread_.joinable()) thread_ = std::thread([this] { work(); });
-    wake_.notify_all();
-  }
+  DML_DECL void launch(std::function<void()> task);
 
   /// Waits until the running task (if any) is done; rethrows what it threw.
-  void settle() {
-    std::unique_lock lock(mutex_);
-    done_.wait(lock, [this] { return !busy_; });
-    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
-  }
+  DML_DECL void settle();
 
-  [[nodiscard]] bool busy() const {
-    std::lock_guard lock(mutex_);
-    return busy_;
-  }
+  [[nodiscard]] DML_DECL bool busy() const;
 
  private:
-  void work() {
-    std::unique_lock lock(mutex_);
-    for (;;) {
-      wake_.wait(lock, [this] { return quit_ || task_; });
-      if (quit_ && !task_) return;
-      auto task = std::exchange(task_, nullptr);
-      lock.unlock();
-      std::exception_ptr error;
-      try {
-        task();
-      } catch (...) {
-        error = std::current_exception();
-      }
-      lock.lock();
-      error_ = error;
-      busy_ = false;
-      done_.notify_all();
-    }
-  }
+  DML_DECL void work();
 
   mutable std::mutex mutex_;
   std::condition_variable wake_, done_;
@@ -110,3 +71,7 @@ void settle_background(Comm& comm) {
 
 }  // namespace detail
 DML_END_NAMESPACE
+
+#if !defined(DML_SEPARATE_COMPILATION)
+#include <dml/vector/detail/impl/background.ipp>
+#endif

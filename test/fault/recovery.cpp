@@ -170,7 +170,9 @@ TEST_CASE(
   // Member 4 dies; member 0 agrees on the view without it while members 1
   // and 2 are held back; member 3 then dies too, before anyone rebuilt in
   // that view. The holds make the order deterministic. Member 0 saw two agreements, members 1 and 2 one: all
-  // three list the same single change removing 3 and 4.
+  // three list the same single change removing 3 and 4. A minimum of 3
+  // survivors, which the merged view meets, must not stop member 0: the
+  // check reads the merged change (it once read the moved-from one: 0 live).
   constexpr std::size_t n = 5;
   std::atomic<bool> three_dead{false};
   std::atomic<int> at_five{0};
@@ -190,6 +192,7 @@ TEST_CASE(
   inproc::run(
       n,
       [&](inproc::context& c) {
+        dml::fault::set_min_survivors(c, 3);
         auto v = dml::make_vector<double>(c, 4, dml::consistency::bsp{}, dml::topology::all{});
         for (int r = 0; r < 12; ++r) {
           if (r == 5) {

@@ -76,10 +76,11 @@ DML_DECL void record_view_change(state& s, member_id rank, const std::vector<mem
     s.changes.push_back(change);
   }
   s.rebuild_due = true;
+  const view_change& now = s.changes.back();  // `change` may have been moved into it
   if (s.on_failure == policy::abort)
-    s.stopped = abort_failure(rank, change.removed, change.epoch);
-  else if (change.live.size() < s.min_survivors)
-    s.stopped = too_few_survivors(rank, change.removed, change.epoch, change.live.size(), s.min_survivors);
+    s.stopped = abort_failure(rank, now.removed, now.epoch);
+  else if (now.live.size() < s.min_survivors)
+    s.stopped = too_few_survivors(rank, now.removed, now.epoch, now.live.size(), s.min_survivors);
 }
 
 }  // namespace detail

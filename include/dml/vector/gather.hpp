@@ -93,6 +93,21 @@ template <class T>
   return true;
 }
 
+/// One block of fused_sum: B elements from `first` on. B is a constant, so
+/// the loops have a fixed trip count that no vector width leaves a
+/// remainder of: GCC vectorizes them at -O2 as well (at -O2 its cost model
+/// takes only loops that need no remainder or runtime checks; a loop over
+/// [first, end) stayed scalar there and the combine took 2.6 times as long
+/// as at -O3 for 1M floats).
+template <std::size_t B, class T, class Finish>
+void fused_block(T* __restrict out, std::span<const input<T>> inputs, std::size_t first, Finish& finish) {
+  for (const auto& in : inputs) {
+    const T* __restrict x = in.values.data() + first;
+    for (std::size_t i = 0; i < B; ++i) out[i] += x[i];
+  }
+  for (std::size_t i = 0; i < B; ++i) out[i] = finish(out[i]);
+}
+
 /// own[i] ← finish(own[i] + in_1[i] + ... + in_k[i]) in one pass over
 /// blocks that stay in cache: each input is read once and own is read and
 /// written once, however many inputs there are. The additions happen in
@@ -101,14 +116,17 @@ template <class T, class Finish>
 void fused_sum(std::span<T> own, std::span<const input<T>> inputs, Finish finish) {
   constexpr std::size_t block = 2048;
   const std::size_t n = own.size();
-  for (std::size_t first = 0; first < n; first += block) {
-    const std::size_t end = std::min(n, first + block);
-    T* __restrict out = own.data();
-    for (const auto& in : inputs) {
-      const T* __restrict x = in.values.data();
-      for (std::size_t i = first; i < end; ++i) out[i] += x[i];
-    }
-    for (std::size_t i = first; i < end; ++i) out[i] = finish(out[i]);
+  const std::size_t full = n - n % block;
+  T* const out = own.data();
+  for (std::size_t first = 0; first < full; first += block)
+    fused_block<block>(out + first, inputs, first, finish);
+  constexpr std::size_t step = 64;  // the rest: 64 at a time, then one by one
+  std::size_t first = full;
+  for (; first + step <= n; first += step) fused_block<step>(out + first, inputs, first, finish);
+  for (std::size_t i = first; i < n; ++i) {
+    T x = out[i];
+    for (const auto& in : inputs) x += in.values[i];
+    out[i] = finish(x);
   }
 }
 

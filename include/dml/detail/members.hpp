@@ -18,6 +18,10 @@ namespace detail {
 /// "3, 5": a list of members for messages.
 [[nodiscard]] DML_DECL std::string member_list(const std::vector<member_id>& ms);
 
+/// "member 3", "members 3, 5" (or "no member"): members named in a message,
+/// so that a reader (or a script looking for "member 3") finds each one.
+[[nodiscard]] DML_DECL std::string members_named(const std::vector<member_id>& ms);
+
 }  // namespace detail
 DML_END_NAMESPACE
 

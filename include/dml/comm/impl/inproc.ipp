@@ -193,8 +193,8 @@ DML_DECL void context::throw_stale_locked() const {
   const member_id who = removed.empty() ? rank_ : removed.front();
   throw peer_failure(who, "dml: member " + std::to_string(rank_) + " is in view " +
                               std::to_string(view_.epoch) + " but the group agreed on view " +
-                              std::to_string(world_->current.epoch) + " without member(s) " +
-                              dml::detail::member_list(removed));
+                              std::to_string(world_->current.epoch) + " without " +
+                              dml::detail::members_named(removed));
 }
 
 DML_DECL std::vector<std::vector<std::byte>> context::rendezvous(std::span<const std::byte> record,

@@ -30,5 +30,10 @@ DML_DECL std::string member_list(const std::vector<member_id>& ms) {
   return s;
 }
 
+DML_DECL std::string members_named(const std::vector<member_id>& ms) {
+  if (ms.empty()) return "no member";
+  return (ms.size() == 1 ? "member " : "members ") + member_list(ms);
+}
+
 }  // namespace detail
 DML_END_NAMESPACE

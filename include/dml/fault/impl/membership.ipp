@@ -38,18 +38,18 @@ DML_DECL std::shared_ptr<state> make_state(std::size_t group_size) {
 DML_DECL peer_failure abort_failure(member_id rank, const std::vector<member_id>& removed,
                                     std::uint64_t epoch) {
   return peer_failure(removed.empty() ? rank : removed.front(),
-                      "dml::fault: member " + std::to_string(rank) + ": member(s) " + list(removed) +
-                          " failed; the survivors agreed on view " + std::to_string(epoch) +
-                          " and the failure policy is abort");
+                      "dml::fault: member " + std::to_string(rank) + ": " +
+                          dml::detail::members_named(removed) + " failed; the survivors agreed on view " +
+                          std::to_string(epoch) + " and the failure policy is abort");
 }
 
 DML_DECL peer_failure too_few_survivors(member_id rank, const std::vector<member_id>& removed,
                                         std::uint64_t epoch, std::size_t survivors, std::size_t minimum) {
   return peer_failure(removed.empty() ? rank : removed.front(),
-                      "dml::fault: member " + std::to_string(rank) + ": member(s) " + list(removed) +
-                          " failed; view " + std::to_string(epoch) + " has " + std::to_string(survivors) +
-                          " members, fewer than the minimum of " + std::to_string(minimum) +
-                          " survivors (min_survivors), so every survivor stops");
+                      "dml::fault: member " + std::to_string(rank) + ": " +
+                          dml::detail::members_named(removed) + " failed; view " + std::to_string(epoch) +
+                          " has " + std::to_string(survivors) + " members, fewer than the minimum of " +
+                          std::to_string(minimum) + " survivors (min_survivors), so every survivor stops");
 }
 
 DML_DECL void record_view_change(state& s, member_id rank, const std::vector<member_id>& before,

@@ -22,12 +22,16 @@
 # first of the 20 rows reaching it), and the local steps of the fast
 # members (their mean) and of member 7.
 #
-#   bench/adaptive_straggler.sh [BUILD_DIR] [REPEATS] [TARGET] [MODE]   MODE: epochs (default) | seconds=T
+# CB_SIZE (seconds mode only, default 256) sets --cb-size: at 4096 computing
+# dominates a step, so a straggler slows bsp down on this 2-core machine.
+#
+#   bench/adaptive_straggler.sh [BUILD_DIR] [REPEATS] [TARGET] [MODE] [CB_SIZE]   MODE: epochs (default) | seconds=T
 set -eu
 build=${1:-build}
 repeats=${2:-3}
 target=${3:-0.835}
 mode=${4:-epochs}
+cb=${5:-256}
 bin="$build/examples/logreg/dml-logreg"
 [ -x "$bin" ] || { echo "no $bin: cmake --build $build --target dml-logreg" >&2; exit 1; }
 out=$(mktemp -d)
@@ -46,7 +50,7 @@ case $mode in
     for r in $(seq 1 "$repeats"); do
       for straggler in none 7@4; do
         for p in bsp asp ssp adaptive; do
-          set -- --seconds "$budget" --reports 20
+          set -- --seconds "$budget" --reports 20 --cb-size "$cb"
           [ "$straggler" = none ] || set -- "$@" --straggler "$straggler"
           run "time_${straggler%@4}_$p" "$p" "$@"
         done

@@ -225,6 +225,7 @@ int main(int argc, char** argv) {
       if (dml::io::leader(comm)) {
         reporter = true;
         trainer::print_view_changes(comm, changes_printed);
+        trainer::print_failures_survived(st);
         beta = prog.beta();
         stats = st;
         updates = prog.updates();

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSL-1.0
-// gather::average and gather::sum combine dense inputs in fixed-length
-// blocks (so that the loops vectorize at -O2) with a remainder handled
-// apart: at every length around the block boundaries, and with 1 to 3
-// inputs, the result must be the input-by-input sum in the same order, to
-// the bit, and the buffers of the inputs must be left as they were.
+// gather::average, gather::sum and gather::scaled_sum combine dense inputs
+// in fixed-length blocks (so that the loops vectorize at -O2) with a
+// remainder handled apart: at every length around the block boundaries,
+// and with 1 to 3 inputs, the result must be the input-by-input sum in the
+// same order, to the bit, and the buffers of the inputs must be left as
+// they were.
 #include <dml/vector/gather.hpp>
 
 #include "support/catch.hpp"
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <random>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -67,6 +69,15 @@ void check_lengths() {
       own = own0;
       dml::gather::average{}(std::span<T>(own), std::span<const dml::gather::input<T>>(inputs));
       CHECK(same_bits(own, avg_ref));
+      if constexpr (std::is_floating_point_v<T>) {
+        const T g = static_cast<T>(0.3);
+        std::vector<T> scaled_ref = own0;
+        for (const auto& v : in_values)
+          for (std::size_t i = 0; i < n; ++i) scaled_ref[i] += g * v[i];
+        own = own0;
+        dml::gather::scaled_sum{0.3}(std::span<T>(own), std::span<const dml::gather::input<T>>(inputs));
+        CHECK(same_bits(own, scaled_ref));
+      }
       CHECK(in_values == in_before);
     }
   }
@@ -74,7 +85,9 @@ void check_lengths() {
 
 }  // namespace
 
-TEST_CASE("gather: average and sum of dense inputs equal the input-by-input sum at every block boundary") {
+TEST_CASE(
+    "gather: average, sum and scaled_sum of dense inputs equal the input-by-input sum at every block "
+    "boundary") {
   check_lengths<float>();
   check_lengths<double>();
   check_lengths<std::int32_t>();

@@ -371,7 +371,10 @@ class smp_lda_program {
     if (me_ == 0) ll += lda::totals_share(totals_, static_cast<double>(o_.vocabulary) * o_.beta);
     ll = ctx.sum(ll);
     if (o_.verify_counts) verify_counts(ctx);
-    ++sweeps_;
+    // After a failure inside progress() the engine reports that rotation
+    // again (the same iteration): it counts once.
+    if (ctx.iteration() + 1 != progressed_) ++sweeps_;
+    progressed_ = ctx.iteration() + 1;
     reporting_ += std::chrono::duration<double>(clock_type::now() - start).count();
     if (on_sweep)
       on_sweep(sweeps_, reporting_, c_.words.empty() ? 0 : ll / static_cast<double>(c_.words.size()));
@@ -457,6 +460,7 @@ class smp_lda_program {
   std::vector<count> word_, totals_, changes_, docs_;
   std::vector<double> buffer_;
   std::size_t sweeps_ = 0;
+  std::uint64_t progressed_ = 0;  // iteration + 1 of the last progress()
   double reporting_ = 0;
 };
 
@@ -472,9 +476,12 @@ lda::counts_view smp_lda(const corpus& c, const options& o, reporter& out, train
     std::size_t changes_printed = 0;  // view-change lines printed
     // Every member may become the one that prints: the leader is the first
     // live member, the next one after member 0 died.
+    std::size_t printed = 0;  // the last sweep printed (one reported again after a failure is not)
     prog.on_sweep = [&](std::size_t sweep, double reporting, double ll) {
       if (!dml::io::leader(comm)) return;
       trainer::print_view_changes(comm, changes_printed);
+      if (sweep == printed) return;
+      printed = sweep;
       // The seconds of sampling and exchanging, without the log-likelihood
       // (as dml-lda counts them).
       out.sweep(sweep, std::chrono::duration<double>(clock_type::now() - start).count() - reporting, ll);

@@ -213,7 +213,10 @@ class mf_program {
     const errors train = squared_errors(by_item_), test = squared_errors(test_);
     double sums[5] = {train.noisy, train.count, test.noisy, test.clean, test.count};
     ctx.sum(sums);
-    ++rotation_;
+    // After a failure inside progress() the engine reports that rotation
+    // again (the same iteration): it counts once.
+    if (ctx.iteration() + 1 != progressed_) ++rotation_;
+    progressed_ = ctx.iteration() + 1;
     last_ = {rotation_, 0, std::sqrt(sums[0] / sums[1]), std::sqrt(sums[2] / sums[4]),
              std::sqrt(sums[3] / sums[4])};
     evaluation_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -297,6 +300,7 @@ class mf_program {
   row last_;
   double evaluation_seconds_ = 0;
   std::size_t rotation_ = 0;
+  std::uint64_t progressed_ = 0;  // iteration + 1 of the last progress()
   std::uint64_t updates_ = 0;
 };
 
@@ -483,9 +487,12 @@ int main(int argc, char** argv) {
       // Every member may become the one that prints: the leader is the
       // first live member, the next one after member 0 died.
       std::size_t changes_printed = 0;  // view-change lines printed
+      std::size_t printed = 0;          // the last epoch printed (one reported again after a failure is not)
       prog.on_rotation = [&](const mf_program::row& r, double evaluating) {
         if (!dml::io::leader(comm)) return;
         trainer::print_view_changes(comm, changes_printed);
+        if (r.epoch == printed) return;
+        printed = r.epoch;
         const double s =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - evaluating;
         std::printf("epoch %3zu  %8.3f s  train rmse %.5f  test rmse %.5f\n", r.epoch, s, r.train, r.test);

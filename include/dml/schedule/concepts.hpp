@@ -54,6 +54,9 @@ concept dynamic_program = requires(P& p, context& c, const step& s, std::span<do
 /// parameter, in job order; default 1); `weight(parameter) -> double`, the work a parameter costs on
 /// this member (heaviest first dispatch); `progress(context&)` returning
 /// bool, called after each full rotation, when every replica is complete.
+/// In a run that survives failures, a rotation whose progress() a failure
+/// cut short on some survivor is reported again on every survivor, with
+/// the same `context::iteration()`: count rotations by that, not by calls.
 /// A dynamic program that can go on over the survivors of a failure:
 /// `reshard(member, members)` makes this member's share of the data the
 /// `member`-th of `members` from the next iteration on, rebuilds from the

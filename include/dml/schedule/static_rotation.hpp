@@ -196,6 +196,10 @@ struct static_rotation {
     // `kept_at` starts from it.
     std::vector<double> kept;
     std::uint64_t kept_at = 0;
+    // The iteration count of the last rotation whose progress() returned on
+    // this member: after a failure inside progress() some survivors have
+    // reported the kept rotation and some have not; all report it again.
+    std::uint64_t progressed_at = 0;
     auto keep = [&](std::uint64_t at) {
       if constexpr (survives) {
         kept.assign(m * w, 0.0);
@@ -283,6 +287,7 @@ struct static_rotation {
           all_gather(t);
           ctx.set_iteration(t);
           stop = !detail::call_progress(program, ctx);
+          progressed_at = t + 1;
           if (stop) stats.stopped = t + 1 < iterations;
         }
         stats.aggregate_seconds += std::chrono::duration<double>(clock::now() - t0).count();
@@ -308,7 +313,9 @@ struct static_rotation {
         };
         detail::resync_surviving(comm, drop, [&] {
           bool agreed_stop = false;
-          const std::uint64_t at = agree_on_kept(comm, kept_at, stop, kept, agreed_stop);
+          bool report_again = false;
+          const std::uint64_t at =
+              agree_on_kept(comm, kept_at, stop, progressed_at, members, kept, agreed_stop, report_again);
           placed = detail::place(comm, "dml::schedule::static_rotation::run");
           members = placed.first;
           position = placed.second;
@@ -325,6 +332,12 @@ struct static_rotation {
           held_block = rotation_assignment(position, t, members);
           synced = true;
           build();
+          if (report_again) {  // the kept rotation's progress(), which the failure cut short somewhere
+            ctx.set_iteration(at - 1);
+            stop = !detail::call_progress(program, ctx);
+            stats.stopped = stop && at < iterations;
+          }
+          progressed_at = at;
           ++stats.failures_survived;
         });
       }
@@ -342,23 +355,29 @@ struct static_rotation {
 
  private:
   // Collective over the survivors: the newest kept model. Round one: every
-  // member's (iteration it was kept at, stop); round two: the first member
-  // holding the newest sends it, the others nothing. Returns its iteration;
-  // `kept` becomes that model and `stop` whether progress() stopped there.
+  // member's (iteration it was kept at, stop, iteration of its last
+  // progress()); round two: the first member holding the newest sends it,
+  // the others nothing. Returns its iteration; `kept` becomes that model,
+  // `stop` whether progress() stopped there, and `report_again` whether the
+  // newest was kept at the end of a full rotation (a multiple of the
+  // `members` that rotated) whose progress() some survivor did not finish.
   template <class Transport>
   static std::uint64_t agree_on_kept(Transport& comm, std::uint64_t kept_at, bool stopped,
-                                     std::vector<double>& kept, bool& stop) {
-    const std::uint64_t mine[2] = {kept_at, stopped ? 1u : 0u};
+                                     std::uint64_t progressed_at, std::size_t members,
+                                     std::vector<double>& kept, bool& stop, bool& report_again) {
+    const std::uint64_t mine[3] = {kept_at, stopped ? 1u : 0u, progressed_at};
     const auto heads = comm.exchange(std::as_bytes(std::span<const std::uint64_t>(mine)));
     std::uint64_t newest = 0;
+    std::uint64_t least_progressed = ~std::uint64_t{0};
     std::size_t holder = heads.size();
     stop = false;
     for (std::size_t i = 0; i < heads.size(); ++i) {
       if (heads[i].size() != sizeof mine)
         throw comm_error(
             "dml::schedule::static_rotation: a malformed record in the agreement after a failure");
-      std::uint64_t head[2];
+      std::uint64_t head[3];
       std::memcpy(head, heads[i].data(), sizeof head);
+      least_progressed = std::min(least_progressed, head[2]);
       if (holder == heads.size() || head[0] > newest) {
         newest = head[0];
         holder = i;
@@ -374,6 +393,8 @@ struct static_rotation {
       throw comm_error("dml::schedule::static_rotation: the model kept at iteration " +
                        std::to_string(newest) + " is missing or of the wrong size after a failure");
     std::memcpy(kept.data(), models[holder].data(), models[holder].size());
+    report_again = newest > 0 && newest % members == 0 && least_progressed < newest;
+    if (report_again) stop = false;  // progress() decides again
     return newest;
   }
 

@@ -141,7 +141,9 @@ class Run:
         if a.mode == "inproc":
             cmd = [a.trainer, "--ranks", str(a.ranks)] + a.args
             if self.victim is not None:
-                cmd += ["--kill-after", f"{self.victim}@{self.kill_at:.3f}"]
+                # The trainers take a positive time: a draw that rounds to
+                # 0.000 is the earliest they accept, 1 ms.
+                cmd += ["--kill-after", f"{self.victim}@{max(self.kill_at, 0.001):.3f}"]
             return cmd
         wrapper = ('"$@"; rc=$?; echo $rc > "$DML_KILL_STATUS/rank.'
                    '${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-x}}"; exit $rc')

@@ -64,6 +64,9 @@ struct settings {
   bool ranks_given = false;     // --ranks was on the command line
   bool lr_given = false;        // --lr was on the command line
   bool cb_size_given = false;   // --cb-size was on the command line
+  /// Members may take unequal numbers of local steps (dml-logreg
+  /// --seconds): --consistency adaptive may then balance the periods.
+  bool uneven_work = false;
   /// --kill-after R@SECONDS: in-process member R dies that long after the
   /// trainer started (at its next transport operation).
   kill_plan kill_after;
@@ -206,11 +209,15 @@ inline dml::topology::any chosen_topology(const settings& s) {
   return t::ring{};
 }
 
-/// --consistency adaptive: starts in bsp, decides every 8 clocks with the
-/// controller's default thresholds (docs/adaptive.md).
-inline dml::consistency::adaptive_options adaptive_options() {
+/// --consistency adaptive: starts in bsp, decides every 8 clocks (the
+/// first windows 1, 2 and 4 clocks long, so that the first decisions come
+/// early) with the controller's default thresholds, and may balance the
+/// periods when the members' work may be unequal (docs/adaptive.md).
+inline dml::consistency::adaptive_options adaptive_options(const settings& s) {
   dml::consistency::adaptive_options o;
   o.every = 8;
+  o.first_window = 1;
+  o.control.balance = s.uneven_work;
   return o;
 }
 
@@ -223,12 +230,12 @@ const dml::consistency::adaptive* adaptive_of(const V& v) {
     return nullptr;
 }
 
-/// The communication period the vector's adaptive policy advises (local
-/// steps between two exchanges); 1 under every other policy.
+/// The communication period the vector's adaptive policy advises this
+/// member (local steps between two exchanges); 1 under every other policy.
 template <class V>
 std::uint64_t advised_period(const V& v) {
   const auto* a = adaptive_of(v);
-  return a == nullptr ? 1 : a->current().period;
+  return a == nullptr ? 1 : a->period();
 }
 
 /// The consistency policy named in s, chosen at run time (see
@@ -241,7 +248,7 @@ inline dml::consistency::any chosen_consistency(const settings& s) {
   if (s.consistency == "ssp_bounded")
     return c::any::ssp_bounded(s.slack, std::chrono::milliseconds(static_cast<std::int64_t>(s.stall_ms)));
   if (s.consistency == "asp_fresh") return c::any::asp_fresh(s.slack);
-  if (s.consistency == "adaptive") return c::adaptive(adaptive_options());
+  if (s.consistency == "adaptive") return c::adaptive(adaptive_options(s));
   return c::notify_ack{};
 }
 

@@ -237,7 +237,9 @@ trainer::row train(trainer::launcher& launch, const dml::topology::any& topology
         }
         local_step(pass, k, lr);
         ++k;
-        if (++since_exchange < trainer::advised_period(v) && k < steps) continue;
+        // A pass over the shard is only a reshuffle here: the member's
+        // period (its balanced share under adaptive) may span passes.
+        if (++since_exchange < trainer::advised_period(v)) continue;
         since_exchange = 0;
         exchange();
       }
@@ -462,6 +464,7 @@ int main(int argc, char** argv) {
             throw trainer::usage_error("--reports " + std::to_string(budget.reports) +
                                        " is too many (at most 1000)");
           s.epochs = budget.reports;  // the rows after row 0 (the 'final:' line's epochs=)
+          s.uneven_work = true;       // members take as many steps as they can in the time
         }
       }))
     return *exit;

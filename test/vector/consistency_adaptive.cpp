@@ -306,3 +306,167 @@ TEST_CASE("controller: the exchange share sets the period, and a rising loss tig
   std::vector<c::window_observation> none(3, obs(0, 0, 0, 0));
   CHECK(fresh.decide(none, first) == first);
 }
+
+// ---- balanced periods and short first windows --------------------------------
+
+namespace {
+c::adaptive_settings balanced(c::adaptive_mode m = c::adaptive_mode::bsp, std::uint64_t period = 1) {
+  c::adaptive_settings s = make(m, 0, period);
+  s.balanced = true;
+  return s;
+}
+c::window_observation with_steps(c::window_observation o, std::uint64_t steps) {
+  o.steps = steps;
+  return o;
+}
+}  // namespace
+
+TEST_CASE("controller: shares give each member steps in proportion to its speed") {
+  std::vector<c::window_observation> w(8, obs(1.0, 0.3, 0.25, 16));
+  w[5] = obs(4.0, 0.1, 0.0, 16);  // 4x slower per step
+  std::vector<std::uint64_t> want(8, 4);
+  want[5] = 1;
+  CHECK(c::controller::shares(w, 1, 8) == want);
+  // capped at max_share
+  w[5] = obs(20.0, 0.1, 0.0, 16);
+  std::vector<std::uint64_t> capped(8, 8);
+  capped[5] = 1;
+  CHECK(c::controller::shares(w, 1, 8) == capped);
+  // per local step, not per clock: a member that took 4 steps per clock in
+  // 4x the compute time is as fast as one that took 1 in 1x
+  std::vector<c::window_observation> even{with_steps(obs(4.0, 0.1, 0.0, 16), 64), obs(1.0, 0.1, 0.0, 16),
+                                          with_steps(obs(2.0, 0.1, 0.0, 16), 16)};
+  CHECK(c::controller::shares(even, 1, 8) == std::vector<std::uint64_t>{2, 2, 1});
+  CHECK(c::controller::imbalance(even) == Approx(2.0));
+  CHECK(c::controller::clock_imbalance(even) == Approx(2.0));  // 4 over the lower median 2
+  // a member that measured nothing gets 1; observations without steps take the period
+  std::vector<c::window_observation> idle{obs(0, 0, 0, 0), obs(1.0, 0.1, 0.0, 4), obs(3.0, 0.1, 0.0, 4)};
+  CHECK(c::controller::shares(idle, 2, 8) == std::vector<std::uint64_t>{1, 3, 1});
+}
+
+TEST_CASE("controller: with balance allowed a persistent straggler balances the periods first") {
+  std::vector<c::window_observation> w(8, obs(1.0, 3.0, 2.9, 16));  // the others wait 72% of their time
+  w[5] = obs(4.0, 0.1, 0.0, 16);
+  // without balance the waiting lengthens the period (exchanging dominates)
+  CHECK(warm().decide(w, make(c::adaptive_mode::bsp)) == make(c::adaptive_mode::bsp, 0, 2));
+  c::controller_options o;
+  o.balance = true;
+  c::controller ctl = warm(o);
+  const auto b = ctl.decide(w, make(c::adaptive_mode::bsp));
+  CHECK(b == balanced());
+  CHECK(b.text() == "bsp/balanced");
+  // the trial's window: the fast members took 4 steps per clock in about the
+  // straggler's time, waiting little -> per step 4x faster: kept
+  std::vector<c::window_observation> after(8, with_steps(obs(4.0, 0.3, 0.1, 16), 64));
+  after[5] = with_steps(obs(4.0, 0.3, 0.1, 16), 16);
+  CHECK(c::controller::clock_imbalance(after) == Approx(1.0));
+  CHECK(ctl.decide(after, b) == b);
+  // still a straggler per step, but balanced per clock and nobody waits:
+  // neither a slack nor the end of the balance
+  CHECK(ctl.decide(after, b) == b);
+  // the straggler recovered: no member is slower per step, nobody waits -> back
+  std::vector<c::window_observation> recovered(8, with_steps(obs(1.0, 0.3, 0.01, 16), 16));
+  CHECK(ctl.decide(recovered, b) == make(c::adaptive_mode::bsp));
+
+  // a balance that did not pay is reverted and held off
+  c::controller no_gain = warm(o);
+  CHECK(no_gain.decide(w, make(c::adaptive_mode::bsp)) == balanced());
+  std::vector<c::window_observation> same(8, with_steps(obs(4.0, 12.0, 11.5, 16), 64));  // per step no faster
+  same[5] = with_steps(obs(16.0, 0.1, 0.0, 16), 16);
+  CHECK(no_gain.decide(same, balanced()) == make(c::adaptive_mode::bsp));
+  CHECK(no_gain.decide(w, make(c::adaptive_mode::bsp)) == make(c::adaptive_mode::bsp));  // held
+
+  // a rising loss ends the balance with the rest of the relaxations
+  c::controller rising = warm(o);
+  std::vector<c::window_observation> l1(8, with_steps(obs(4.0, 0.3, 0.1, 16, 1.0), 64));
+  std::vector<c::window_observation> l2(8, with_steps(obs(4.0, 0.3, 0.1, 16, 1.5), 64));
+  (void)rising.decide(l1, balanced(c::adaptive_mode::bsp, 2));
+  CHECK(rising.decide(l2, balanced(c::adaptive_mode::bsp, 2)) == make(c::adaptive_mode::bsp));
+  // the options name the balance
+  CHECK(o.text().find("balance<=8") != std::string::npos);
+  CHECK(c::controller_options{}.text().find("balance<=") == std::string::npos);
+}
+
+TEST_CASE("adaptive: short first windows double up to `every`") {
+  auto agreements = [](std::uint64_t first, std::uint64_t every) {
+    c::adaptive_options o;
+    o.every = every;
+    o.first_window = first;
+    const c::adaptive a(o);
+    std::vector<std::uint64_t> at;
+    for (std::uint64_t t = 0; t <= 40; ++t)
+      if (a.agrees_at(t)) at.push_back(t);
+    return at;
+  };
+  CHECK(agreements(1, 8) == std::vector<std::uint64_t>{2, 4, 8, 16, 24, 32, 40});
+  CHECK(agreements(3, 8) == std::vector<std::uint64_t>{4, 10, 18, 26, 34});
+  CHECK(agreements(0, 8) == std::vector<std::uint64_t>{9, 17, 25, 33});
+  CHECK(agreements(8, 8) == agreements(0, 8));
+  CHECK(agreements(20, 8) == agreements(0, 8));  // no longer than every
+  CHECK(agreements(1, 1) == agreements(0, 1));
+  c::adaptive_options o;
+  o.every = 8;
+  o.first_window = 1;
+  CHECK(c::adaptive(o).name().find("every 8 from 1") != std::string::npos);
+  o.start.balanced = true;
+  CHECK_THROWS_AS(c::adaptive(o), dml::config_error);
+}
+
+TEST_CASE("adaptive: under random delays and proposals every member switches at the same short-window clocks") {
+  c::adaptive_options o;
+  o.every = 8;
+  o.first_window = 1;
+  const c::adaptive policy(o);
+  const std::size_t n = 4;
+  inproc::options io;
+  io.max_random_delay = 200us;
+  io.seed = 99;
+  std::vector<seen> outs(n);
+  inproc::run(
+      n, [&](inproc::context& ctx) { switching_member(ctx, policy, 40, outs[ctx.rank()]); }, io);
+  for (std::size_t m = 0; m < n; ++m) {
+    INFO("member " << m);
+    CHECK(outs[m].changes == outs[0].changes);
+    CHECK(outs[m].trace == outs[0].trace);
+    CHECK(outs[m].bsp_wrong == 0);
+  }
+  CHECK(outs[0].changes.size() >= 2);
+  for (const auto& ch : outs[0].changes) CHECK(policy.agrees_at(ch.clock));
+}
+
+TEST_CASE("adaptive: balanced periods give a member slower at every step the smallest share") {
+  // Member 2 computes 8x as long as the others at every local step; each
+  // member takes period() local steps between two exchanges. The controller
+  // (balance allowed, windows of 1, 2, then 4 clocks) balances the periods:
+  // every member holds the same settings, and the slow member's period is
+  // the smallest.
+  const std::size_t n = 4;
+  std::vector<std::vector<c::adaptive::change>> changes(n);
+  std::vector<std::uint64_t> last_period(n), steps(n);
+  inproc::run(n, [&](inproc::context& ctx) {
+    c::adaptive_options o;
+    o.every = 4;
+    o.first_window = 1;
+    o.control.balance = true;
+    auto v = dml::make_vector<double>(ctx, 8, c::adaptive(o));
+    const c::adaptive& a = v.consistency();
+    const auto step = ctx.rank() == 2 ? 16ms : 2ms;
+    for (int r = 1; r <= 24; ++r) {
+      for (std::uint64_t k = 0; k < a.period(); ++k, ++steps[ctx.rank()]) std::this_thread::sleep_for(step);
+      v.scatter();
+      v.gather();
+    }
+    changes[ctx.rank()] = a.changes();
+    last_period[ctx.rank()] = a.period();
+  });
+  for (std::size_t m = 0; m < n; ++m) CHECK(changes[m] == changes[0]);
+  REQUIRE(!changes[0].empty());
+  CHECK(changes[0].front().settings.balanced);
+  CHECK(changes[0].front().clock == 4);  // the first decision after the warm-up window
+  INFO("periods " << last_period[0] << " " << last_period[1] << " " << last_period[2] << " " << last_period[3]);
+  CHECK(last_period[2] == changes[0].back().settings.period);  // the slowest member's share is 1
+  for (std::size_t m : {0u, 1u, 3u}) {
+    CHECK(last_period[m] >= 3 * last_period[2]);
+    CHECK(steps[m] > 2 * steps[2]);
+  }
+}

@@ -34,6 +34,11 @@ struct adaptive_options {
   /// Clocks per decision window: the members agree at the scatter of clocks
   /// every + 1, 2 every + 1, ...; the decision holds from that clock on.
   std::uint64_t every = 16;
+  /// When not 0, the first windows are shorter, so that the first decisions
+  /// come early: the first window holds `first_window` clocks and each next
+  /// one twice as many, up to `every` (1 and 8: agreements at clocks 2, 4,
+  /// 8, 16, 24, ...).
+  std::uint64_t first_window = 0;
   /// The settings of the first window.
   adaptive_settings start{};
   /// The rule's thresholds (used when `rule` is empty).
@@ -80,7 +85,7 @@ struct adaptive_options {
 ///     auto v = dml::make_vector<float>(comm, n, dml::consistency::adaptive{});
 ///     ...
 ///     v.consistency().report_loss(loss);       // optional: the trainer's loss
-///     auto period = v.consistency().current().period;  // steps between exchanges
+///     auto period = v.consistency().period();  // steps between exchanges
 class adaptive {
  public:
   using policy_slot = slot::consistency;
@@ -115,6 +120,12 @@ class adaptive {
 
   /// The settings in effect (for the clock of the last scatter).
   [[nodiscard]] adaptive_settings current() const noexcept { return s_->current; }
+  /// This member's period: how many local steps to take between two
+  /// exchanges (current().period, times the member's share when the
+  /// settings are balanced).
+  [[nodiscard]] std::uint64_t period() const noexcept { return s_->my_period; }
+  /// Whether the members agree at the scatter of clock t (t > 1).
+  [[nodiscard]] DML_DECL bool agrees_at(std::uint64_t t) const noexcept;
   /// Every change so far, in clock order.
   [[nodiscard]] const std::vector<change>& changes() const noexcept { return s_->changes; }
   /// Proposes settings for the next agreement (the lowest live member's
@@ -135,7 +146,7 @@ class adaptive {
   template <class P>
   void scatter(P& p) const {
     const std::uint64_t t = p.clock();
-    if (t > 1 && (t - 1) % s_->opts.every == 0 && s_->agreed_at != t) agree(p, t);
+    if (s_->agreed_at != t && agrees_at(t)) agree(p, t);
     switch (s_->current.mode) {
       case adaptive_mode::bsp:
         return consistency::bsp{}.scatter(p);
@@ -165,6 +176,7 @@ class adaptive {
     adaptive_options opts;
     std::optional<controller> brain;
     adaptive_settings current;
+    std::uint64_t my_period = 1;  // current.period times this member's share
     std::optional<adaptive_settings> proposal;
     std::uint64_t agreed_at = 0;  // the clock of the last agreement (a scatter made again skips it)
     // vector_stats at the start of the window
@@ -180,16 +192,16 @@ class adaptive {
   // The agreement record, sent as bytes.
   struct record {
     std::uint64_t clock;
-    std::uint64_t mode, slack, period;  // the settings held
-    std::uint64_t proposed;             // 1: a proposal follows
-    std::uint64_t p_mode, p_slack, p_period;
-    std::uint64_t clocks, full_gathers;
+    std::uint64_t mode, slack, period, balanced;  // the settings held
+    std::uint64_t proposed;                       // 1: a proposal follows
+    std::uint64_t p_mode, p_slack, p_period, p_balanced;
+    std::uint64_t clocks, full_gathers, steps;
     double compute, exchange, wait, loss;
   };
 
   DML_DECL static adaptive_settings normal(adaptive_settings s);
-  DML_DECL static adaptive_settings settings_of(std::uint64_t mode, std::uint64_t slack,
-                                                std::uint64_t period);
+  DML_DECL static adaptive_settings settings_of(std::uint64_t mode, std::uint64_t slack, std::uint64_t period,
+                                                std::uint64_t balanced);
   // This member's record for the agreement at clock t.
   DML_DECL record record_of(const vector_stats& st, std::uint64_t t) const;
   // Every member's record in (in `live` order): checks that all hold the

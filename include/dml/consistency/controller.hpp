@@ -26,12 +26,21 @@ enum class adaptive_mode : std::uint8_t { bsp = 0, ssp = 1, asp = 2 };
 /// The values an adaptive vector may change during its run. `slack` matters
 /// under ssp only; `period` is advice to the trainer: how many local steps
 /// to take between two exchanges (the vector does not enforce it).
+/// `balanced`: members take local steps in proportion to their speed
+/// between two exchanges -- each member's period is `period` times its
+/// share (controller::shares), so a member k times faster than the slowest
+/// takes about k times its steps and nobody waits for the slowest at each
+/// clock. Only for programs whose members may do unequal amounts of work
+/// (training for a time budget); the shares are computed by every member
+/// from the same agreement records.
 struct adaptive_settings {
   adaptive_mode mode = adaptive_mode::bsp;
   std::uint64_t slack = 0;
   std::uint64_t period = 1;
+  bool balanced = false;
   friend bool operator==(const adaptive_settings&, const adaptive_settings&) = default;
-  /// "bsp", "ssp(2)" or "asp", then "/period 3" when the period is not 1.
+  /// "bsp", "ssp(2)" or "asp", then "/period 3" when the period is not 1
+  /// and "/balanced" when it is balanced.
   [[nodiscard]] DML_DECL std::string text() const;
 };
 
@@ -43,6 +52,9 @@ struct window_observation {
   double wait_seconds = 0;      ///< blocked in barriers, waits and the agreement
   std::uint64_t clocks = 0;     ///< gathers in the window
   std::uint64_t full_gathers = 0;
+  /// Local steps in the window: clocks x the member's own period (0: not
+  /// known, taken as clocks x the settings' period).
+  std::uint64_t steps = 0;
   double loss = std::numeric_limits<double>::quiet_NaN();
 };
 
@@ -81,6 +93,15 @@ struct controller_options {
   /// Whether the rule may choose asp (a straggler beyond what max_slack
   /// covers); off by default: bounded staleness keeps accuracy.
   bool allow_asp = false;
+  /// Whether the rule may balance the periods (adaptive_settings::balanced)
+  /// when one member's compute time per local step is `straggler_ratio`
+  /// times the median's. Only for programs whose members may take unequal
+  /// numbers of local steps (a time budget, not a fixed share of the data
+  /// per epoch): off by default.
+  bool balance = false;
+  /// The largest share a balanced member gets (its period is at most this
+  /// many times the settings' period).
+  std::uint64_t max_share = 8;
 
   /// The options as text, for the policy's name.
   [[nodiscard]] DML_DECL std::string text() const;
@@ -96,9 +117,21 @@ class controller {
   explicit controller(controller_options o) : o_(o) {}
   [[nodiscard]] const controller_options& options() const noexcept { return o_; }
 
-  /// Compute time per clock of the slowest member over the median's (1 when
-  /// nobody measured anything).
-  [[nodiscard]] DML_DECL static double imbalance(std::span<const window_observation> obs);
+  /// Compute time per local step of the slowest member over the median's (1
+  /// when nobody measured anything). `period`: the settings' period, for
+  /// observations that do not carry their steps.
+  [[nodiscard]] DML_DECL static double imbalance(std::span<const window_observation> obs,
+                                                 std::uint64_t period = 1);
+  /// Compute time per clock of the slowest member over the median's: what
+  /// a member waits for at each clock (equal to imbalance() when every
+  /// member takes the same steps per clock; near 1 once balanced).
+  [[nodiscard]] DML_DECL static double clock_imbalance(std::span<const window_observation> obs);
+  /// Every member's share under balanced settings, in the observations'
+  /// order: the slowest member's compute time per local step over the
+  /// member's, rounded, from 1 to `max_share` (1 for a member that
+  /// measured nothing).
+  [[nodiscard]] DML_DECL static std::vector<std::uint64_t> shares(std::span<const window_observation> obs,
+                                                                  std::uint64_t period, std::uint64_t max_share);
   /// The median member's share of time spent exchanging, waits included
   /// (exchange / (exchange + compute), as vector_stats::communication_share).
   [[nodiscard]] DML_DECL static double exchange_share(std::span<const window_observation> obs);
@@ -108,8 +141,12 @@ class controller {
   /// The mean of the reported losses (NaN when nobody reported one).
   [[nodiscard]] DML_DECL static double mean_loss(std::span<const window_observation> obs);
   /// The median member's time per clock (its compute and exchange time,
-  /// waits included, over its clocks): what a change of mode should lower.
+  /// waits included, over its clocks).
   [[nodiscard]] DML_DECL static double time_per_clock(std::span<const window_observation> obs);
+  /// The median member's time per local step (its compute and exchange
+  /// time, waits included, over its steps): what a relaxation should lower.
+  [[nodiscard]] DML_DECL static double time_per_step(std::span<const window_observation> obs,
+                                                     std::uint64_t period);
 
   /// The settings of the next window.
   [[nodiscard]] DML_DECL adaptive_settings decide(std::span<const window_observation> obs,

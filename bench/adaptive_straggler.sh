@@ -13,13 +13,13 @@
 # last run.
 #
 # MODE seconds=T runs the experiment for a time instead (dml-logreg
-# --seconds T --reports 20): members are not tied to equal work, so under
+# --seconds T --reports 10T, rows 0.1 s apart): members are not tied to equal work, so under
 # asp, ssp and adaptive the fast ones may take more steps than the
 # straggler. bsp, asp, ssp (--slack 2) and adaptive at the default
 # --cb-size 256, with --straggler 7@4 and without, taking turns within each
 # repeat. One row per configuration: the medians of the final accuracy,
 # its difference from bsp's in the same setting, the seconds to TARGET (the
-# first of the 20 rows reaching it), and the local steps of the fast
+# first row reaching it), and the local steps of the fast
 # members (their mean) and of member 7.
 #
 # CB_SIZE (seconds mode only, default 256) sets --cb-size: at 4096 computing
@@ -47,10 +47,11 @@ case $mode in
   epochs) ;;
   seconds=*)
     budget=${mode#seconds=}
+    reports=$(awk -v t="$budget" 'BEGIN { r = int(t * 10 + 0.5); print (r < 2 ? 2 : r) }')  # 0.1 s apart
     for r in $(seq 1 "$repeats"); do
       for straggler in none 7@4; do
         for p in bsp asp ssp adaptive; do
-          set -- --seconds "$budget" --reports 20 --cb-size "$cb"
+          set -- --seconds "$budget" --reports "$reports" --cb-size "$cb"
           [ "$straggler" = none ] || set -- "$@" --straggler "$straggler"
           run "time_${straggler%@4}_$p" "$p" "$@"
         done

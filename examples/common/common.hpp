@@ -210,7 +210,7 @@ inline dml::topology::any chosen_topology(const settings& s) {
 }
 
 /// --consistency adaptive: starts in bsp, decides every 8 clocks (the
-/// first windows 1, 2 and 4 clocks long, so that the first decisions come
+/// first windows 1, 1, 2 and 4 clocks long, so that the first decisions come
 /// early) with the controller's default thresholds, and may balance the
 /// periods when the members' work may be unequal (docs/adaptive.md).
 inline dml::consistency::adaptive_options adaptive_options(const settings& s) {

@@ -875,6 +875,7 @@ TEST_CASE("adaptive: every member switches mode at the same clock, with random d
   std::mt19937_64 rng(31 + c.rank());
   cs::adaptive_options o;
   o.every = 3;
+  o.first_window = 1;  // agreements at clocks 2, 3, 5, 8, 11, ...
   auto v = dml::make_vector<double>(c, 8, cs::adaptive(o));
   const cs::adaptive& a = v.consistency();
   a.set_trace(true);
@@ -885,6 +886,7 @@ TEST_CASE("adaptive: every member switches mode at the same clock, with random d
       cs::adaptive_settings s;
       s.mode = static_cast<cs::adaptive_mode>(rng() % 3);
       s.slack = 1 + rng() % 3;
+      s.balanced = rng() % 2 == 0;
       a.propose(s);
     }
     for (auto& x : v.span()) x = static_cast<double>(c.rank()) + r;
@@ -898,7 +900,8 @@ TEST_CASE("adaptive: every member switches mode at the same clock, with random d
   std::uint64_t h = 1469598103934665603ULL;
   for (const auto& g : a.trace())
     for (const std::uint64_t x :
-         {g.clock, static_cast<std::uint64_t>(g.settings.mode), g.settings.slack, g.settings.period})
+         {g.clock, static_cast<std::uint64_t>(g.settings.mode), g.settings.slack, g.settings.period,
+          static_cast<std::uint64_t>(g.settings.balanced)})
       h = (h ^ x) * 1099511628211ULL;
   const std::array<std::uint64_t, 3> mine{h, a.changes().size(), static_cast<std::uint64_t>(bsp_wrong)};
   for (const auto& theirs : mpi_test::all_values(c, mine)) {
@@ -907,4 +910,5 @@ TEST_CASE("adaptive: every member switches mode at the same clock, with random d
     REQUIRE(theirs[2] == 0);
   }
   REQUIRE(a.trace().size() == 30);
+  for (const auto& ch : a.changes()) REQUIRE(a.agrees_at(ch.clock));
 }

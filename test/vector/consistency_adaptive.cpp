@@ -398,8 +398,9 @@ TEST_CASE("adaptive: short first windows double up to `every`") {
       if (a.agrees_at(t)) at.push_back(t);
     return at;
   };
-  CHECK(agreements(1, 8) == std::vector<std::uint64_t>{2, 4, 8, 16, 24, 32, 40});
-  CHECK(agreements(3, 8) == std::vector<std::uint64_t>{4, 10, 18, 26, 34});
+  CHECK(agreements(1, 8) == std::vector<std::uint64_t>{2, 3, 5, 9, 17, 25, 33});
+  CHECK(agreements(3, 8) == std::vector<std::uint64_t>{4, 7, 13, 21, 29, 37});
+  CHECK(agreements(2, 3) == std::vector<std::uint64_t>{3, 5, 8, 11, 14, 17, 20, 23, 26, 29, 32, 35, 38});
   CHECK(agreements(0, 8) == std::vector<std::uint64_t>{9, 17, 25, 33});
   CHECK(agreements(8, 8) == agreements(0, 8));
   CHECK(agreements(20, 8) == agreements(0, 8));  // no longer than every
@@ -437,7 +438,7 @@ TEST_CASE("adaptive: under random delays and proposals every member switches at 
 TEST_CASE("adaptive: balanced periods give a member slower at every step the smallest share") {
   // Member 2 computes 8x as long as the others at every local step; each
   // member takes period() local steps between two exchanges. The controller
-  // (balance allowed, windows of 1, 2, then 4 clocks) balances the periods:
+  // (balance allowed, windows of 1, 1, 2, then 4 clocks) balances the periods:
   // every member holds the same settings, and the slow member's period is
   // the smallest.
   const std::size_t n = 4;
@@ -462,7 +463,7 @@ TEST_CASE("adaptive: balanced periods give a member slower at every step the sma
   for (std::size_t m = 0; m < n; ++m) CHECK(changes[m] == changes[0]);
   REQUIRE(!changes[0].empty());
   CHECK(changes[0].front().settings.balanced);
-  CHECK(changes[0].front().clock == 4);  // the first decision after the warm-up window
+  CHECK(changes[0].front().clock == 3);  // the first decision, from clock 2 (clock 1 is the warm-up)
   INFO("periods " << last_period[0] << " " << last_period[1] << " " << last_period[2] << " " << last_period[3]);
   CHECK(last_period[2] == changes[0].back().settings.period);  // the slowest member's share is 1
   for (std::size_t m : {0u, 1u, 3u}) {

@@ -35,9 +35,10 @@ struct adaptive_options {
   /// every + 1, 2 every + 1, ...; the decision holds from that clock on.
   std::uint64_t every = 16;
   /// When not 0, the first windows are shorter, so that the first decisions
-  /// come early: the first window holds `first_window` clocks and each next
-  /// one twice as many, up to `every` (1 and 8: agreements at clocks 2, 4,
-  /// 8, 16, 24, ...).
+  /// come early: the first window (a warm-up: it holds the construction,
+  /// and the controller decides nothing from it) and the next one hold
+  /// `first_window` clocks, each next one twice as many, up to `every` (1
+  /// and 8: agreements at clocks 2, 3, 5, 9, 17, 25, ...).
   std::uint64_t first_window = 0;
   /// The settings of the first window.
   adaptive_settings start{};

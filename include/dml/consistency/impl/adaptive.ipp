@@ -46,12 +46,13 @@ DML_DECL std::string adaptive::name() const {
 DML_DECL bool adaptive::agrees_at(std::uint64_t t) const noexcept {
   if (t <= 1) return false;
   const std::uint64_t every = s_->opts.every;
-  std::uint64_t at = 1, window = s_->opts.first_window == 0 ? every : s_->opts.first_window;
-  while (window < every) {  // the short first windows: at most log2(every) of them
+  const std::uint64_t first = s_->opts.first_window == 0 ? every : s_->opts.first_window;
+  // The warm-up window, then the short ones: first, 2 first, ... below every.
+  std::uint64_t at = 1 + first;
+  if (t <= at) return t == at;
+  for (std::uint64_t window = first; window < every; window *= 2) {
     at += window;
-    if (t == at) return true;
-    if (t < at) return false;
-    window *= 2;
+    if (t <= at) return t == at;
   }
   return (t - at) % every == 0;
 }

@@ -11,6 +11,22 @@
 #include <utility>
 
 DML_BEGIN_NAMESPACE
+namespace detail {
+// A member's local steps in a window (observations without them took the
+// settings' period at every clock).
+inline double observed_steps(const consistency::window_observation& o, std::uint64_t period) {
+  return static_cast<double>(o.steps > 0 ? o.steps : o.clocks * std::max<std::uint64_t>(1, period));
+}
+// The slowest over the lower median of `per` (1 with fewer than two values).
+inline double slowest_over_median(std::vector<double> per) {
+  if (per.size() < 2) return 1;
+  std::sort(per.begin(), per.end());
+  const double median = per[(per.size() - 1) / 2];  // lower median: robust to one straggler
+  if (!(median > 0)) return 1;
+  return per.back() / median;
+}
+}  // namespace detail
+
 namespace consistency {
 
 DML_DECL std::string adaptive_settings::text() const {
@@ -35,26 +51,11 @@ DML_DECL std::string controller_options::text() const {
          (balance ? ", balance<=" + std::to_string(max_share) : std::string());
 }
 
-namespace detail {
-// A member's local steps in a window (observations without them took the
-// settings' period at every clock).
-inline double steps_of(const window_observation& o, std::uint64_t period) {
-  return static_cast<double>(o.steps > 0 ? o.steps : o.clocks * std::max<std::uint64_t>(1, period));
-}
-// The slowest over the lower median of `per` (1 with fewer than two values).
-inline double slowest_over_median(std::vector<double> per) {
-  if (per.size() < 2) return 1;
-  std::sort(per.begin(), per.end());
-  const double median = per[(per.size() - 1) / 2];  // lower median: robust to one straggler
-  if (!(median > 0)) return 1;
-  return per.back() / median;
-}
-}  // namespace detail
 
 DML_DECL double controller::imbalance(std::span<const window_observation> obs, std::uint64_t period) {
   std::vector<double> per;
   for (const auto& o : obs)
-    if (o.clocks > 0) per.push_back(o.compute_seconds / detail::steps_of(o, period));
+    if (o.clocks > 0) per.push_back(o.compute_seconds / detail::observed_steps(o, period));
   return detail::slowest_over_median(std::move(per));
 }
 
@@ -69,12 +70,12 @@ DML_DECL std::vector<std::uint64_t> controller::shares(std::span<const window_ob
                                                        std::uint64_t period, std::uint64_t max_share) {
   double slowest = 0;
   for (const auto& o : obs)
-    if (o.clocks > 0) slowest = std::max(slowest, o.compute_seconds / detail::steps_of(o, period));
+    if (o.clocks > 0) slowest = std::max(slowest, o.compute_seconds / detail::observed_steps(o, period));
   std::vector<std::uint64_t> out(obs.size(), 1);
   for (std::size_t i = 0; i < obs.size(); ++i) {
     const auto& o = obs[i];
     if (o.clocks == 0 || !(o.compute_seconds > 0)) continue;
-    const double k = std::round(slowest / (o.compute_seconds / detail::steps_of(o, period)));
+    const double k = std::round(slowest / (o.compute_seconds / detail::observed_steps(o, period)));
     out[i] = static_cast<std::uint64_t>(std::clamp(k, 1.0, static_cast<double>(std::max<std::uint64_t>(1, max_share))));
   }
   return out;
@@ -125,7 +126,7 @@ DML_DECL double controller::time_per_clock(std::span<const window_observation> o
 DML_DECL double controller::time_per_step(std::span<const window_observation> obs, std::uint64_t period) {
   std::vector<double> per;
   for (const auto& o : obs)
-    if (o.clocks > 0) per.push_back((o.compute_seconds + o.exchange_seconds) / detail::steps_of(o, period));
+    if (o.clocks > 0) per.push_back((o.compute_seconds + o.exchange_seconds) / detail::observed_steps(o, period));
   if (per.empty()) return 0;
   std::sort(per.begin(), per.end());
   return per[(per.size() - 1) / 2];

@@ -81,7 +81,9 @@ struct straggler {
 // every member is done, so no policy waits for a scatter that will not
 // come. Members are not tied to equal work: under bsp the fast ones still
 // wait at each gather, under asp, ssp and adaptive they may take more
-// steps than a straggler. `reports` - 1 snapshots of every member's model
+// steps than a straggler (under adaptive the controller may balance the
+// periods: each member then takes its own share of local steps between
+// two exchanges). `reports` - 1 snapshots of every member's model
 // at k T / reports (k = 1 ..) are averaged and evaluated only after
 // training, so the trace costs the run nothing but the copies; the last
 // row is the final averaged model.

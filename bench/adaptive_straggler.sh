@@ -25,6 +25,10 @@
 # CB_SIZE (seconds mode only, default 256) sets --cb-size: at 4096 computing
 # dominates a step, so a straggler slows bsp down on this 2-core machine.
 #
+# PLOT=OUT.png (seconds mode) also draws the traces of the last repeat's
+# runs with the straggler (scripts/plot.sh: training loss and test accuracy
+# against seconds).
+#
 #   bench/adaptive_straggler.sh [BUILD_DIR] [REPEATS] [TARGET] [MODE] [CB_SIZE]   MODE: epochs (default) | seconds=T
 set -eu
 build=${1:-build}
@@ -84,6 +88,13 @@ for tag, label in (("none", "none"), ("7", "member 7, 4x")):
         a, t, fast, slow, sw = summary(f"time_{tag}_{p}")
         print(f"| {label} | {p} | {a:.4f} | {a - base:+.4f} | {t:.2f} | {fast:.0f} / {slow:.0f} | {sw} |")
 PY
+    if [ -n "${PLOT:-}" ]; then
+      mkdir "$out/plot"
+      for p in bsp asp ssp adaptive; do cp "$out/time_7_$p.$repeats.csv" "$out/plot/$p.csv"; done
+      PLOT_METRIC_RANGE=${PLOT_METRIC_RANGE:-[0.78:0.86]} PLOT_LOSS_RANGE=${PLOT_LOSS_RANGE:-[0.35:0.6]} \
+        "$(dirname "$0")/../scripts/plot.sh" "$PLOT" "$out/plot/bsp.csv" "$out/plot/asp.csv" "$out/plot/ssp.csv" \
+        "$out/plot/adaptive.csv" >&2
+    fi
     exit 0 ;;
   *) echo "MODE: epochs or seconds=T, not '$mode'" >&2; exit 2 ;;
 esac

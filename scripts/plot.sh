@@ -4,7 +4,8 @@
 # two panels: training loss and test accuracy (or RMSE) against wall time.
 #   scripts/plot.sh OUT.png RUN.csv [RUN.csv ...]
 # Each CSV's file name (without .csv) labels its curve. Installs gnuplot
-# (Debian's gnuplot-nox) when it is missing.
+# (Debian's gnuplot-nox) when it is missing. PLOT_LOSS_RANGE and
+# PLOT_METRIC_RANGE (gnuplot ranges, e.g. [0.8:0.85]) zoom the panels.
 set -euo pipefail
 if (($# < 2)); then
   echo "usage: scripts/plot.sh OUT.png RUN.csv [RUN.csv ...]" >&2
@@ -38,9 +39,11 @@ set xlabel 'seconds'
 set grid
 set title 'training loss'
 set key top right
+${PLOT_LOSS_RANGE:+set yrange $PLOT_LOSS_RANGE}
 plot ${loss_plots%, }
 set title 'test $metric'
 set key bottom right
+${PLOT_METRIC_RANGE:+set yrange $PLOT_METRIC_RANGE}
 plot ${metric_plots%, }
 unset multiplot
 GP

@@ -43,6 +43,13 @@ struct membership_view {
 ///   words starting at a word boundary (a partial last word is zero padded).
 ///   Puts to one target are not ordered with respect to each other unless
 ///   `order(target)` separates them.
+/// - optional: `put_exclusive(target, word_offset, bytes)`, a put for words
+///   nobody reads or writes concurrently (every read is ordered after it by
+///   a later synchronization, and no reader of an earlier write is still
+///   reading them): a transport may copy them with plain, vectorized stores.
+///   The vectors use it for the payloads bsp and notify_ack write
+///   (`write_all_exclusive`, slot_access::exclusive); inproc has it, the
+///   others' put already is a plain copy on the target's side.
 /// - `order(target)` makes every earlier put to target visible there before
 ///   any later one (a write fence).
 /// - `flush(target)` / `flush_all()` wait for remote completion.

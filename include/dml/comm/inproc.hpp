@@ -144,6 +144,8 @@ struct world {
 };
 
 DML_DECL void copy_in(std::uint64_t* dst, std::span<const std::byte> src);
+// As copy_in with plain stores (for words nobody accesses concurrently).
+DML_DECL void copy_in_exclusive(std::uint64_t* dst, std::span<const std::byte> src);
 
 }  // namespace detail
 
@@ -165,6 +167,14 @@ class segment : ::dml::detail::segment_impl::segment_base<segment, context> {
   [[nodiscard]] std::size_t control_words(member_id m) const { return part(m).control.size(); }
 
   DML_DECL void put(member_id target, std::size_t word, std::span<const std::byte> bytes);
+  /// put() with plain stores (memcpy, vectorized) instead of word-wise
+  /// atomic ones, for words nobody reads or writes concurrently: the caller
+  /// guarantees that every read of them is ordered after this put by a
+  /// later synchronization (a barrier, or an acquire load that sees a word
+  /// stored after it) and that no reader of an earlier write is still
+  /// reading them. The optional transport operation behind
+  /// `slot_access::exclusive` (comm/concepts.hpp).
+  DML_DECL void put_exclusive(member_id target, std::size_t word, std::span<const std::byte> bytes);
   void order(member_id) {}  // every store is a release store: program order is visibility order
   DML_DECL void flush(member_id target);
   void flush_all() {}

@@ -22,7 +22,7 @@ struct bsp {
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "bsp"; }
   template <class P>
   void scatter(P& p) const {
-    p.write_all();
+    p.write_all_exclusive();  // read only after the barrier, rewritten after the next
     p.flush_all();
     p.barrier();
   }

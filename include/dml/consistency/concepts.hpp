@@ -9,7 +9,9 @@
 ///     template <class P> void gather(P& p) const;   // combine inputs
 ///
 /// The protocol offers the steps the built-in policies are made of:
-/// `p.clock()`, `p.write_all()`, `p.write_all_keeping_newest()`,
+/// `p.clock()`, `p.write_all()`, `p.write_all_exclusive()` (bsp,
+/// notify_ack: nobody reads a slot while it is written),
+/// `p.write_all_keeping_newest()`,
 /// `p.write_destinations()`, `p.flush_all()`, `p.barrier()`,
 /// `p.notify_all()`, `p.ack_all()`, `p.wait_acks(round)`,
 /// `p.wait_notifies(round)`, `p.wait_newest_at_least(clock)`,

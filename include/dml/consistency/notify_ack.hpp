@@ -24,7 +24,7 @@ struct notify_ack {
   template <class P>
   void scatter(P& p) const {
     p.wait_acks(p.clock() - 1);
-    p.write_all();
+    p.write_all_exclusive();  // read only after the notification, rewritten after the ack
     p.flush_all();
     p.notify_all();
   }

@@ -102,6 +102,16 @@ DML_DECL void copy_in(std::uint64_t* dst, std::span<const std::byte> src) {
   }
 }
 
+DML_DECL void copy_in_exclusive(std::uint64_t* dst, std::span<const std::byte> src) {
+  const std::size_t full = src.size() / 8;
+  std::memcpy(dst, src.data(), 8 * full);
+  if (const std::size_t tail = src.size() % 8; tail != 0) {
+    std::uint64_t w = 0;  // zero padded, as put's
+    std::memcpy(&w, src.data() + 8 * full, tail);
+    dst[full] = w;
+  }
+}
+
 }  // namespace detail
 
 DML_DECL segment::segment(context* ctx, std::vector<std::shared_ptr<detail::memory>> parts, member_id own)
@@ -288,6 +298,14 @@ DML_DECL void segment::put(member_id target, std::size_t word, std::span<const s
   check_range(target, word, bytes.size());
   if (!ctx_->world_->alive(target)) return;  // like a write to a dead host: lost; flush reports it
   detail::copy_in(parts_[target]->data.data() + word, bytes);
+}
+
+DML_DECL void segment::put_exclusive(member_id target, std::size_t word, std::span<const std::byte> bytes) {
+  require_handle();
+  ctx_->before_operation();
+  check_range(target, word, bytes.size());
+  if (!ctx_->world_->alive(target)) return;  // lost, as put's
+  detail::copy_in_exclusive(parts_[target]->data.data() + word, bytes);
 }
 
 DML_DECL void segment::flush(member_id target) {

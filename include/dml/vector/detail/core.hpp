@@ -273,7 +273,9 @@ class vector_core {
   // destination among the out-neighbours (of this round's, under a
   // time-varying topology); the others get what `skipped` says. The mode
   // is kept for the rewrite of a pending update after a view change.
-  void write_all(skipped_write skipped);
+  // `access`: whether nobody reads a slot while it is written (bsp,
+  // notify_ack: slots.hpp).
+  void write_all(skipped_write skipped, slot_access access = slot_access::shared);
   void write_all();
 
   // The sender's weight in slot (q, d) (1 when slots carry no weights).
@@ -325,6 +327,7 @@ class vector_core {
   bool all_dests_ = true;         // the current scatter goes to every out-neighbour
   std::vector<member_id> dests_;  // otherwise to these (ascending)
   skipped_write skipped_ = skipped_write::marker;  // what out-neighbours left out get
+  slot_access access_ = slot_access::shared;       // of the current scatter's writes
   std::vector<std::uint8_t> last_real_;  // per out-neighbour: 1 + slot of the newest update sent, 0: none
   std::size_t markers_ = 0;              // markers read in the current gather
   std::vector<std::size_t> out_pos_;     // my index in each out-neighbour's in-list
@@ -464,6 +467,7 @@ void vector_core<T, Transport, Repr>::build(topology::graph graph, std::string d
   }
   comm_->barrier();  // counters are set before anyone adds to them
   if (pending_) {
+    access_ = slot_access::shared;  // the new view's readers: no ordering argument made for them
     write_all();
     for (member_id m : out) seg_.flush(m);
   }
@@ -511,8 +515,9 @@ void vector_core<T, Transport, Repr>::check_agreement(const std::vector<std::str
 }
 
 template <class T, class Transport, class Repr>
-void vector_core<T, Transport, Repr>::write_all(skipped_write skipped) {
+void vector_core<T, Transport, Repr>::write_all(skipped_write skipped, slot_access access) {
   skipped_ = skipped;
+  access_ = access;
   write_all();
 }
 
@@ -530,7 +535,7 @@ void vector_core<T, Transport, Repr>::write_all() {
     if (all_dests_ || std::binary_search(dests_.begin(), dests_.end(), out[k])) {
       const std::size_t d = clock_ % slot_depth;
       const std::size_t written = write_slot(seg_, out[k], layout_.base(out_pos_[k], d),
-                                             layout_.payload_words, clock_, send_len_, epoch_, parts);
+                                             layout_.payload_words, clock_, send_len_, epoch_, parts, access_);
       last_real_[k] = static_cast<std::uint8_t>(d + 1);
       stats_.bytes_sent += written;
       stats_.payload_bytes_sent += written - 8 * (header_words + footer_words);

@@ -49,6 +49,14 @@ class vector_protocol {
   /// payload), so a receiver that waits for clock() is never left waiting
   /// (bsp, notify_ack).
   void write_all() { v_.write_all(skipped_write::marker); }
+  /// As write_all(), for policies under which nobody reads a slot while it
+  /// is written: readers read it only after a synchronization that follows
+  /// the write (bsp's barrier, notify_ack's notification), and the writer
+  /// writes it again only after every reader finished with it (the next
+  /// barrier, the acknowledgement). A transport may then copy the payload
+  /// with plain, vectorized stores instead of word-wise atomic ones (inproc's
+  /// put_exclusive).
+  void write_all_exclusive() { v_.write_all(skipped_write::marker, slot_access::exclusive); }
   /// As write_all(), but an out-neighbour left out gets its marker in the
   /// slot that does not hold the newest update sent to it, which it keeps
   /// (ssp: the marker tells the receiver how far the sender has got). That

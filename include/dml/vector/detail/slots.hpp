@@ -73,18 +73,32 @@ struct payload_part {
   std::span<const std::byte> bytes;
 };
 
+/// Whether nobody reads a slot while it is written (the policy's readers
+/// read it only after a synchronization that follows the write, and its
+/// writers write it again only after the readers finished with it).
+enum class slot_access : bool { shared, exclusive };
+
 /// Writes one update into slot `base` of `target`: header, payload parts,
 /// footer, with a write fence between the three. Returns the bytes put.
+/// With `slot_access::exclusive` the payload goes through the segment's
+/// `put_exclusive` where it has one (plain, vectorized stores: inproc).
 template <class Segment, std::size_t N>
 std::size_t write_slot(Segment& seg, member_id target, std::size_t base, std::size_t payload_words,
                        std::uint64_t clock, std::uint64_t length, std::uint64_t epoch,
-                       const std::array<payload_part, N>& parts) {
+                       const std::array<payload_part, N>& parts, slot_access access = slot_access::shared) {
   const std::array<std::uint64_t, header_words> header{clock, clock, length, epoch};
   seg.put(target, base, std::as_bytes(std::span(header)));
   seg.order(target);
   std::size_t bytes = 8 * (header_words + footer_words);
   for (const auto& p : parts) {
     if (p.bytes.empty()) continue;
+    if constexpr (requires { seg.put_exclusive(target, base, p.bytes); }) {
+      if (access == slot_access::exclusive) {
+        seg.put_exclusive(target, base + header_words + p.word, p.bytes);
+        bytes += p.bytes.size();
+        continue;
+      }
+    }
     seg.put(target, base + header_words + p.word, p.bytes);
     bytes += p.bytes.size();
   }

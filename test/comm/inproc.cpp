@@ -91,6 +91,37 @@ TEST_CASE("segments: put, read, fetch_add across members") {
   });
 }
 
+TEST_CASE("segments: put_exclusive writes what put writes, zero pads, checks ranges, loses writes to the dead") {
+  inproc::run(3, [](inproc::context& c) {
+    const auto me = c.rank();
+    auto seg = c.create_segment(40, 1);
+    const auto next = (me + 1) % 3;
+    // a long run (vectorized copy) followed by a partial word, over stale words
+    std::vector<std::uint64_t> stale(40, ~std::uint64_t{0});
+    seg.put(next, 0, std::as_bytes(std::span(stale)));
+    c.barrier();
+    std::vector<float> values(37);  // 18.5 words
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(100 * me + i);
+    seg.put_exclusive(next, 1, std::as_bytes(std::span(values)));
+    c.barrier();  // orders the plain stores before the reads
+    const auto prev = (me + 2) % 3;
+    std::vector<float> back(37);
+    seg.read(1, std::as_writable_bytes(std::span(back)));
+    for (std::size_t i = 0; i < back.size(); ++i) REQUIRE(back[i] == static_cast<float>(100 * prev + i));
+    REQUIRE(seg.load(0) == ~std::uint64_t{0});   // before the range: untouched
+    REQUIRE((seg.load(19) >> 32) == 0);          // the partial last word's other half is zero
+    REQUIRE(seg.load(20) == ~std::uint64_t{0});  // after the range: untouched
+    REQUIRE_THROWS_AS(seg.put_exclusive(next, 39, std::as_bytes(std::span(values))), dml::comm_error);
+    c.barrier();
+    if (me == 2) c.stop();
+    if (me == 1) {
+      while (c.alive(2)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      seg.put_exclusive(2, 0, std::as_bytes(std::span(values)));  // lost, as a put to a dead host
+      REQUIRE_THROWS_AS(seg.flush(2), dml::peer_failure);
+    }
+  });
+}
+
 TEST_CASE("segments: get reads a peer's words, sees this member's earlier puts, fails on a dead peer") {
   std::atomic<int> wrong{0};
   inproc::run(4, [&](inproc::context& c) {

@@ -91,7 +91,8 @@ TEST_CASE("segments: put, read, fetch_add across members") {
   });
 }
 
-TEST_CASE("segments: put_exclusive writes what put writes, zero pads, checks ranges, loses writes to the dead") {
+TEST_CASE(
+    "segments: put_exclusive writes what put writes, zero pads, checks ranges, loses writes to the dead") {
   inproc::run(3, [](inproc::context& c) {
     const auto me = c.rank();
     auto seg = c.create_segment(40, 1);

@@ -899,9 +899,8 @@ TEST_CASE("adaptive: every member switches mode at the same clock, with random d
   // A hash of the settings of every gather, compared across ranks.
   std::uint64_t h = 1469598103934665603ULL;
   for (const auto& g : a.trace())
-    for (const std::uint64_t x :
-         {g.clock, static_cast<std::uint64_t>(g.settings.mode), g.settings.slack, g.settings.period,
-          static_cast<std::uint64_t>(g.settings.balanced)})
+    for (const std::uint64_t x : {g.clock, static_cast<std::uint64_t>(g.settings.mode), g.settings.slack,
+                                  g.settings.period, static_cast<std::uint64_t>(g.settings.balanced)})
       h = (h ^ x) * 1099511628211ULL;
   const std::array<std::uint64_t, 3> mine{h, a.changes().size(), static_cast<std::uint64_t>(bsp_wrong)};
   for (const auto& theirs : mpi_test::all_values(c, mine)) {

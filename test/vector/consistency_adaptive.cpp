@@ -413,7 +413,8 @@ TEST_CASE("adaptive: short first windows double up to `every`") {
   CHECK_THROWS_AS(c::adaptive(o), dml::config_error);
 }
 
-TEST_CASE("adaptive: under random delays and proposals every member switches at the same short-window clocks") {
+TEST_CASE(
+    "adaptive: under random delays and proposals every member switches at the same short-window clocks") {
   c::adaptive_options o;
   o.every = 8;
   o.first_window = 1;
@@ -464,7 +465,8 @@ TEST_CASE("adaptive: balanced periods give a member slower at every step the sma
   REQUIRE(!changes[0].empty());
   CHECK(changes[0].front().settings.balanced);
   CHECK(changes[0].front().clock == 3);  // the first decision, from clock 2 (clock 1 is the warm-up)
-  INFO("periods " << last_period[0] << " " << last_period[1] << " " << last_period[2] << " " << last_period[3]);
+  INFO("periods " << last_period[0] << " " << last_period[1] << " " << last_period[2] << " "
+                  << last_period[3]);
   CHECK(last_period[2] == changes[0].back().settings.period);  // the slowest member's share is 1
   for (std::size_t m : {0u, 1u, 3u}) {
     CHECK(last_period[m] >= 3 * last_period[2]);

@@ -131,7 +131,8 @@ class controller {
   /// member's, rounded, from 1 to `max_share` (1 for a member that
   /// measured nothing).
   [[nodiscard]] DML_DECL static std::vector<std::uint64_t> shares(std::span<const window_observation> obs,
-                                                                  std::uint64_t period, std::uint64_t max_share);
+                                                                  std::uint64_t period,
+                                                                  std::uint64_t max_share);
   /// The median member's share of time spent exchanging, waits included
   /// (exchange / (exchange + compute), as vector_stats::communication_share).
   [[nodiscard]] DML_DECL static double exchange_share(std::span<const window_observation> obs);

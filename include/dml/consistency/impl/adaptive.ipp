@@ -39,8 +39,7 @@ DML_DECL std::string adaptive::name() const {
   const auto& o = s_->opts;
   return "adaptive(every " + std::to_string(o.every) +
          (o.first_window != 0 ? " from " + std::to_string(o.first_window) : std::string()) + ", start " +
-         o.start.text() + ", rule " +
-         (o.rule ? o.rule_name : "controller: " + o.control.text()) + ")";
+         o.start.text() + ", rule " + (o.rule ? o.rule_name : "controller: " + o.control.text()) + ")";
 }
 
 DML_DECL bool adaptive::agrees_at(std::uint64_t t) const noexcept {
@@ -72,8 +71,8 @@ DML_DECL adaptive_settings adaptive::normal(adaptive_settings s) {
   return s;
 }
 
-DML_DECL adaptive_settings adaptive::settings_of(std::uint64_t mode, std::uint64_t slack, std::uint64_t period,
-                                                 std::uint64_t balanced) {
+DML_DECL adaptive_settings adaptive::settings_of(std::uint64_t mode, std::uint64_t slack,
+                                                 std::uint64_t period, std::uint64_t balanced) {
   adaptive_settings s;
   s.mode = mode == 2 ? adaptive_mode::asp : mode == 1 ? adaptive_mode::ssp : adaptive_mode::bsp;
   s.slack = slack;
@@ -162,8 +161,8 @@ DML_DECL void adaptive::conclude(const std::vector<std::vector<std::byte>>& all,
   s.my_period = next.period;
   if (next.balanced) {
     const auto it = std::find(live.begin(), live.end(), me);
-    const auto shares =
-        controller::shares(obs, s.current.period, s.brain ? s.brain->options().max_share : controller_options{}.max_share);
+    const auto shares = controller::shares(
+        obs, s.current.period, s.brain ? s.brain->options().max_share : controller_options{}.max_share);
     if (it != live.end() && static_cast<std::size_t>(it - live.begin()) < shares.size())
       s.my_period = next.period * shares[static_cast<std::size_t>(it - live.begin())];
   }

@@ -51,7 +51,6 @@ DML_DECL std::string controller_options::text() const {
          (balance ? ", balance<=" + std::to_string(max_share) : std::string());
 }
 
-
 DML_DECL double controller::imbalance(std::span<const window_observation> obs, std::uint64_t period) {
   std::vector<double> per;
   for (const auto& o : obs)
@@ -76,7 +75,8 @@ DML_DECL std::vector<std::uint64_t> controller::shares(std::span<const window_ob
     const auto& o = obs[i];
     if (o.clocks == 0 || !(o.compute_seconds > 0)) continue;
     const double k = std::round(slowest / (o.compute_seconds / detail::observed_steps(o, period)));
-    out[i] = static_cast<std::uint64_t>(std::clamp(k, 1.0, static_cast<double>(std::max<std::uint64_t>(1, max_share))));
+    out[i] = static_cast<std::uint64_t>(
+        std::clamp(k, 1.0, static_cast<double>(std::max<std::uint64_t>(1, max_share))));
   }
   return out;
 }
@@ -126,7 +126,8 @@ DML_DECL double controller::time_per_clock(std::span<const window_observation> o
 DML_DECL double controller::time_per_step(std::span<const window_observation> obs, std::uint64_t period) {
   std::vector<double> per;
   for (const auto& o : obs)
-    if (o.clocks > 0) per.push_back((o.compute_seconds + o.exchange_seconds) / detail::observed_steps(o, period));
+    if (o.clocks > 0)
+      per.push_back((o.compute_seconds + o.exchange_seconds) / detail::observed_steps(o, period));
   if (per.empty()) return 0;
   std::sort(per.begin(), per.end());
   return per[(per.size() - 1) / 2];

@@ -534,8 +534,9 @@ void vector_core<T, Transport, Repr>::write_all() {
     if (round != nullptr && !round->out_active[k]) continue;
     if (all_dests_ || std::binary_search(dests_.begin(), dests_.end(), out[k])) {
       const std::size_t d = clock_ % slot_depth;
-      const std::size_t written = write_slot(seg_, out[k], layout_.base(out_pos_[k], d),
-                                             layout_.payload_words, clock_, send_len_, epoch_, parts, access_);
+      const std::size_t written =
+          write_slot(seg_, out[k], layout_.base(out_pos_[k], d), layout_.payload_words, clock_, send_len_,
+                     epoch_, parts, access_);
       last_real_[k] = static_cast<std::uint8_t>(d + 1);
       stats_.bytes_sent += written;
       stats_.payload_bytes_sent += written - 8 * (header_words + footer_words);

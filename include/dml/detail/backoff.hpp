@@ -38,6 +38,8 @@ class backoff {
 
   constexpr backoff() noexcept = default;
   constexpr explicit backoff(backoff_steps steps) noexcept : steps_(steps) {}
+  /// With another yield than std::this_thread::yield (tests make it slow).
+  constexpr backoff(backoff_steps steps, void (*yield)()) noexcept : steps_(steps), yield_(yield) {}
 
   /// One pause of the wait.
   void pause() {
@@ -52,18 +54,21 @@ class backoff {
  private:
   // Yields and returns true, or returns false while this thread's yields
   // are known to be slow.
-  static bool yield_unless_slow() {
+  bool yield_unless_slow() const {
     using clock = std::chrono::steady_clock;
     thread_local clock::time_point no_yields_until{};
     const auto before = clock::now();
     if (before < no_yields_until) return false;
-    std::this_thread::yield();
+    yield_();
     const auto after = clock::now();
     if (after - before > slow_yield) no_yields_until = after + sleep_instead;
     return true;
   }
 
+  static void std_yield() { std::this_thread::yield(); }
+
   backoff_steps steps_{};
+  void (*yield_)() = &std_yield;
   unsigned pauses_ = 0;
 };
 

@@ -16,7 +16,6 @@
 #include <dml/fwd.hpp>
 
 #include <mpi.h>
-#include <boost/mpi/communicator.hpp>
 
 #include <algorithm>
 #include <array>
@@ -122,15 +121,15 @@ class mpi_rma {
       : env_(nullptr, who, wait_limit), wait_limit_(wait_limit) {
     group_.attach(MPI_COMM_WORLD, wait_limit_);
   }
-  /// A context over (a duplicate of) `comm`. MPI must be initialized.
+  /// A context over (a duplicate of) `comm`. MPI must be initialized. A
+  /// Boost.MPI communicator converts to its MPI_Comm, so
+  /// `mpi_rma ctx{boost::mpi::communicator()}` works too; this header does
+  /// not include Boost.MPI (a translation unit pays for it only if it uses
+  /// it).
   explicit mpi_rma(MPI_Comm comm, std::chrono::milliseconds wait_limit = default_wait_limit)
       : env_(who), wait_limit_(wait_limit) {
     group_.attach(comm, wait_limit_);
   }
-  /// A context over (a duplicate of) a Boost.MPI communicator.
-  explicit mpi_rma(const boost::mpi::communicator& comm,
-                   std::chrono::milliseconds wait_limit = default_wait_limit)
-      : mpi_rma(static_cast<MPI_Comm>(comm), wait_limit) {}
 
   mpi_rma(const mpi_rma&) = delete;
   mpi_rma& operator=(const mpi_rma&) = delete;

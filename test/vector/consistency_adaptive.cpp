@@ -54,7 +54,9 @@ void switching_member(inproc::context& ctx, const Policy& policy, int rounds, se
   for (int r = 1; r <= rounds; ++r) {
     if (rng() % 3 == 0) {
       const auto m = static_cast<c::adaptive_mode>(rng() % 3);
-      a.propose(make(m, 1 + rng() % 3, 1 + rng() % 4));
+      auto s = make(m, 1 + rng() % 3, 1 + rng() % 4);
+      s.balanced = rng() % 2 == 0;  // each member's period() differs then; the settings do not
+      a.propose(s);
     }
     for (auto& x : v.span()) x = static_cast<double>(ctx.rank()) + r;
     v.scatter();

@@ -10,6 +10,11 @@
 #include <dml/comm/mpi_rma.hpp>
 
 #include <mpi.h>
+#if defined(DML_SEPARATE_COMPILATION)
+// The vectors over mpi_rma, compiled once for the trainers that link this
+// (docs/getting-started.md#separate-compilation).
+#include <dml/src_mpi.hpp>
+#endif
 #endif
 
 namespace trainer {

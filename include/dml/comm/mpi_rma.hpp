@@ -488,3 +488,17 @@ inline mpi_rma::segment mpi_rma::create_segment(std::size_t data_words, std::siz
 
 }  // namespace comm
 DML_END_NAMESPACE
+
+#if defined(DML_SEPARATE_COMPILATION)
+// Separate compilation: the vector's core over this transport is compiled
+// once, by <dml/src_mpi.hpp>; here it is declared extern (see
+// <dml/detail/instantiations.hpp>).
+#include <dml/detail/instantiations.hpp>
+#if !defined(DML_DETAIL_KEYWORD)
+#define DML_DETAIL_KEYWORD extern
+DML_BEGIN_NAMESPACE
+DML_DETAIL_INSTANTIATE_TRANSPORT(comm::mpi_rma)
+DML_END_NAMESPACE
+#undef DML_DETAIL_KEYWORD
+#endif
+#endif

@@ -349,13 +349,14 @@ def compile_section(results):
     what = {"boost_mpi": "`<boost/mpi.hpp>` only, one all_reduce", "dml_inproc": "`<dml/dml.hpp>` + inproc, one vector used",
             "dml_inproc_separate": "the same with `-DDML_SEPARATE_COMPILATION` (separate compilation)",
             "dml_src": "`<dml/src.hpp>`: what separate compilation compiles once per program",
-            "dml_vector": "`<dml/dml.hpp>` + mpi_rma, one vector used"}
+            "dml_vector": "`<dml/dml.hpp>` + mpi_rma, one vector used",
+            "dml_vector_separate": "the same with `-DDML_SEPARATE_COMPILATION` (and `<dml/src_mpi.hpp>` once per program)"}
     base = statistics.median(s for s, _ in by["boost_mpi"]) if by.get("boost_mpi") else None
     body = []
-    for probe in ("boost_mpi", "dml_inproc", "dml_inproc_separate", "dml_src", "dml_vector"):
+    for probe in ("boost_mpi", "dml_inproc", "dml_inproc_separate", "dml_src", "dml_vector", "dml_vector_separate"):
         if probe in by:
             med = statistics.median(s for s, _ in by[probe])
-            source = "dml_inproc" if probe == "dml_inproc_separate" else probe
+            source = probe.removesuffix("_separate")
             body.append([f"`bench/compile/{source}.cpp`", what[probe], f"{med:.2f}", f"{med / base:.2f}" if base else "-",
                          f"{max(m for _, m in by[probe]) / 1024:.0f} MB"])
     ratio = {p: statistics.median(s for s, _ in by[p]) / base for p in by if base and p != "boost_mpi"}
@@ -427,6 +428,8 @@ def main():
                      f" (plus {comp_ratio.get('dml_src', 0):.1f}x once per program for `<dml/src.hpp>`)")
         if "dml_vector" in comp_ratio:
             line += f"; one `mpi_rma` vector header-only {comp_ratio['dml_vector']:.1f}x"
+        if "dml_vector_separate" in comp_ratio:
+            line += f", with separate compilation {comp_ratio['dml_vector_separate']:.1f}x"
         summary.append(line + ".")
 
     template = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "benchmarks.md.in")).read()

@@ -407,6 +407,16 @@ TEST_CASE("adaptive: short first windows double up to `every`") {
   CHECK(agreements(8, 8) == agreements(0, 8));
   CHECK(agreements(20, 8) == agreements(0, 8));  // no longer than every
   CHECK(agreements(1, 1) == agreements(0, 1));
+  {  // a huge window: the doubling does not overflow into a loop without end
+    c::adaptive_options huge;
+    huge.every = ~std::uint64_t{0};
+    huge.first_window = 1;
+    const c::adaptive a(huge);
+    CHECK(a.agrees_at(2));
+    CHECK(a.agrees_at(3));
+    CHECK(!a.agrees_at(4));
+    CHECK(!a.agrees_at(~std::uint64_t{0}));
+  }
   c::adaptive_options o;
   o.every = 8;
   o.first_window = 1;

@@ -47,9 +47,11 @@ DML_DECL bool adaptive::agrees_at(std::uint64_t t) const noexcept {
   const std::uint64_t every = s_->opts.every;
   const std::uint64_t first = s_->opts.first_window == 0 ? every : s_->opts.first_window;
   // The warm-up window, then the short ones: first, 2 first, ... below every.
+  if (first > t - 1) return false;  // t is inside the warm-up window
   std::uint64_t at = 1 + first;
-  if (t <= at) return t == at;
-  for (std::uint64_t window = first; window < every; window *= 2) {
+  if (t == at) return true;
+  for (std::uint64_t window = first; window<every; window = window> every / 2 ? every : 2 * window) {
+    if (window > ~std::uint64_t{0} - at) return false;  // beyond every clock
     at += window;
     if (t <= at) return t == at;
   }

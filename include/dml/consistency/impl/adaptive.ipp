@@ -50,10 +50,12 @@ DML_DECL bool adaptive::agrees_at(std::uint64_t t) const noexcept {
   if (first > t - 1) return false;  // t is inside the warm-up window
   std::uint64_t at = 1 + first;
   if (t == at) return true;
-  for (std::uint64_t window = first; window<every; window = window> every / 2 ? every : 2 * window) {
+  std::uint64_t window = first;
+  while (window < every) {
     if (window > ~std::uint64_t{0} - at) return false;  // beyond every clock
     at += window;
     if (t <= at) return t == at;
+    window = window > every / 2 ? every : 2 * window;  // doubled, at most every
   }
   return (t - at) % every == 0;
 }

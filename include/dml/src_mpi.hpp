@@ -11,7 +11,7 @@
 #pragma once
 
 #if !defined(DML_SEPARATE_COMPILATION)
-#error "<dml/src_mpi.hpp> is for separate compilation: define DML_SEPARATE_COMPILATION in every translation unit"
+#error "<dml/src_mpi.hpp> is for separate compilation: define DML_SEPARATE_COMPILATION everywhere"
 #endif
 
 #include <dml/comm/mpi_rma.hpp>

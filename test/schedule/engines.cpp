@@ -572,6 +572,49 @@ TEST_CASE("a rotation whose progress() a failure cut short is reported on every 
   CHECK(models[0] == models[2]);
 }
 
+// The dynamic engine's counterpart: a program that can reshard and whose
+// progress() sums over the members; a member dies inside the progress() of
+// the last iteration, which every survivor had applied.
+struct summing_toy : toy {
+  std::uint64_t die_at = ~std::uint64_t{0};
+  std::function<void()> die;
+  std::vector<std::uint64_t> reported;  // ctx.iteration() of every progress() that returned
+  void reshard(std::size_t, std::size_t) {}
+  bool progress(sch::context& c) {
+    if (die && c.iteration() == die_at) die();
+    (void)c.sum(1.0);
+    reported.push_back(c.iteration());
+    return true;
+  }
+};
+
+TEST_CASE("the dynamic engine reports an iteration whose progress() a failure cut short on every survivor") {
+  for (std::size_t depth : {1u, 2u}) {
+    std::vector<std::vector<std::uint64_t>> reported(3);
+    std::vector<std::vector<double>> models(3);
+    std::vector<sch::run_stats> stats(3);
+    run(3, [&](auto& comm) {
+      summing_toy prog;
+      if (comm.rank() == 1) {
+        prog.die_at = 5;
+        prog.die = [&] { comm.stop(); };
+      }
+      stats[comm.rank()] = sch::run(comm, prog, sch::dynamic{.depth = depth, .seed = 3}, 6);
+      comm.barrier();
+      reported[comm.rank()] = prog.reported;
+      models[comm.rank()] = prog.model;
+    });
+    INFO("depth " << depth);
+    for (const std::size_t q : {std::size_t{0}, std::size_t{2}}) {
+      INFO("member " << q);
+      CHECK(reported[q] == std::vector<std::uint64_t>{0, 1, 2, 3, 4, 5});  // the last one too, each once
+      CHECK(stats[q].failures_survived == 1);
+      CHECK(stats[q].iterations == 6);
+    }
+    CHECK(models[0] == models[2]);
+  }
+}
+
 TEST_CASE("under the abort policy the static engine's run ends naming the dead member") {
   std::size_t named = 99;
   try {

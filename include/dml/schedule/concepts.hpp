@@ -30,6 +30,10 @@ namespace schedule {
 ///
 /// Optional: `progress(context&)` returning bool (false stops the run on
 /// every member; it may call `context::sum`), called after each aggregate.
+/// In a run that survives failures, when some survivor did not finish the
+/// progress() of the newest applied iteration (a failure cut it short, or
+/// it caught up on that iteration after the failure), every survivor calls
+/// it again with the same `context::iteration()`: report by that, once.
 template <class P>
 concept dynamic_program = requires(P& p, context& c, const step& s, std::span<double> out,
                                    std::span<const double> in) {

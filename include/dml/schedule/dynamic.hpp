@@ -79,7 +79,11 @@ namespace schedule {
 /// totals, to the bit), every survivor reshards, and the iterations after
 /// it are scheduled and computed again over the survivors (stats:
 /// failures_survived, iterations_redone). What the dead member computed for
-/// them is lost; nothing it contributed to an applied iteration is. Under
+/// them is lost; nothing it contributed to an applied iteration is. When
+/// some survivor had not finished progress() for the newest applied
+/// iteration, every survivor calls it for that iteration once more, so it
+/// is reported (progress() of the older iterations a survivor caught up on
+/// is not called there). Under
 /// `fault::policy::abort`, and with a program without reshard(), every
 /// survivor's run ends with `dml::peer_failure` naming the dead member
 /// instead (at the exchange that noticed, or at the next one), never a
@@ -170,7 +174,8 @@ struct dynamic {
     std::deque<flight> flights;
     std::vector<job> pending;   // the jobs of flights, for context::in_flight
     std::uint64_t t = 0;        // the next iteration to schedule
-    std::uint64_t applied = 0;  // iterations whose results were applied (0 .. applied - 1)
+    std::uint64_t applied = 0;     // iterations whose results were applied (0 .. applied - 1)
+    std::uint64_t progressed = 0;  // iterations up to which progress() has returned here
     bool stop = false;
     // The totals of the last `depth` iterations applied: what a survivor
     // behind may need after a failure.
@@ -203,6 +208,7 @@ struct dynamic {
         ctx.set_iteration(done);
         ctx.set_in_flight({});
         stop = !detail::call_progress(program, ctx);
+        progressed = done + 1;
       }
       stats.aggregate_seconds += std::chrono::duration<double>(clock::now() - t0).count();
     };
@@ -262,7 +268,7 @@ struct dynamic {
           for (auto& v : slots) v.reset();
         };
         detail::resync_surviving(comm, drop, [&] {
-          const auto agreed = agree_after_failure(comm, applied, stop, recent);
+          const auto agreed = agree_after_failure(comm, applied, stop, progressed, recent);
           while (applied < agreed.applied) {
             if (flights.empty() || flights.front().t != applied)
               throw comm_error("dml::schedule::dynamic: after a failure member " +
@@ -285,6 +291,16 @@ struct dynamic {
           program.reshard(position, members);
           ctx.set_members(members, position);
           build();
+          // The newest applied iteration's progress() was cut short on some
+          // survivor, or never called there (it caught up above): every
+          // survivor calls it (again) for that iteration, so that it is
+          // reported (the same context::iteration() as the first call).
+          if (!stop && applied > 0 && agreed.progressed < applied) {
+            ctx.set_iteration(applied - 1);
+            ctx.set_in_flight({});
+            stop = !detail::call_progress(program, ctx);
+            progressed = applied;
+          }
           ++stats.failures_survived;
         });
       }
@@ -298,18 +314,20 @@ struct dynamic {
 
  private:
   struct agreement {
-    std::uint64_t applied = 0;  // the newest iteration any survivor applied, plus one
-    bool stop = false;          // progress() stopped the run there
+    std::uint64_t applied = 0;     // the newest iteration any survivor applied, plus one
+    bool stop = false;             // progress() stopped the run there
+    std::uint64_t progressed = 0;  // the fewest iterations any survivor's progress() returned for
     std::map<std::uint64_t, std::vector<double>> totals;  // the results of the last iterations up to it
   };
 
-  // Collective over the survivors: every member's (applied, stop, recent
-  // totals); the newest is agreed, with its totals.
+  // Collective over the survivors: every member's (applied, stop,
+  // progressed, recent totals); the newest is agreed, with its totals, and
+  // the fewest iterations reported by progress().
   template <class Transport>
   static agreement agree_after_failure(
-      Transport& comm, std::uint64_t applied, bool stop,
+      Transport& comm, std::uint64_t applied, bool stop, std::uint64_t progressed,
       const std::deque<std::pair<std::uint64_t, std::vector<double>>>& recent) {
-    std::vector<std::uint64_t> words{applied, stop ? 1u : 0u, recent.size()};
+    std::vector<std::uint64_t> words{applied, stop ? 1u : 0u, progressed, recent.size()};
     for (const auto& [t, values] : recent) {
       words.push_back(t);
       words.push_back(values.size());
@@ -321,17 +339,19 @@ struct dynamic {
     };
     agreement best;
     bool first = true;
+    std::uint64_t fewest = ~std::uint64_t{0};
     for (const auto& record : all) {
-      if (record.size() % 8 != 0 || record.size() < 24) throw malformed();
+      if (record.size() % 8 != 0 || record.size() < 32) throw malformed();
       std::vector<std::uint64_t> w(record.size() / 8);
       std::memcpy(w.data(), record.data(), record.size());
+      fewest = std::min(fewest, w[2]);
       if (!first && w[0] <= best.applied) continue;
       first = false;
       agreement a;
       a.applied = w[0];
       a.stop = w[1] != 0;
-      std::size_t at = 3;
-      for (std::uint64_t i = 0; i < w[2]; ++i) {
+      std::size_t at = 4;
+      for (std::uint64_t i = 0; i < w[3]; ++i) {
         if (at + 2 > w.size() || w[at + 1] > w.size() - at - 2) throw malformed();
         auto& values = a.totals[w[at]];
         values.resize(static_cast<std::size_t>(w[at + 1]));
@@ -340,6 +360,7 @@ struct dynamic {
       }
       best = std::move(a);
     }
+    best.progressed = fewest;
     return best;
   }
 };

@@ -172,8 +172,8 @@ struct dynamic {
       job set;
     };
     std::deque<flight> flights;
-    std::vector<job> pending;   // the jobs of flights, for context::in_flight
-    std::uint64_t t = 0;        // the next iteration to schedule
+    std::vector<job> pending;      // the jobs of flights, for context::in_flight
+    std::uint64_t t = 0;           // the next iteration to schedule
     std::uint64_t applied = 0;     // iterations whose results were applied (0 .. applied - 1)
     std::uint64_t progressed = 0;  // iterations up to which progress() has returned here
     bool stop = false;

@@ -15,6 +15,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,26 @@ TEST_CASE("any forwards identity, target and stop to the wrapped context") {
     CHECK(got[m].can_stop);
     CHECK(got[m].rma_null);
   }
+}
+
+TEST_CASE("any forwards put_exclusive to the wrapped segment: the same bytes, zero padded") {
+  inproc::run(2, [](inproc::context& c) {
+    dml::comm::any a(c);
+    auto seg = a.create_segment(4, 1);
+    const std::uint64_t stale[4] = {~0ull, ~0ull, ~0ull, ~0ull};
+    seg.put(1 - a.rank(), 0, std::as_bytes(std::span(stale)));
+    a.barrier();
+    const char five[5] = {'a', 'b', 'c', 'd', 'e'};
+    seg.put_exclusive(1 - a.rank(), 1, std::as_bytes(std::span(five)));
+    a.barrier();  // orders the plain stores before the reads
+    char back[8];
+    seg.read(1, std::as_writable_bytes(std::span(back)));
+    CHECK(std::string(back, 5) == "abcde");
+    CHECK(back[5] == 0);  // the partial word's rest is zero
+    CHECK(seg.load(0) == ~0ull);
+    CHECK(seg.load(2) == ~0ull);
+    a.barrier();
+  });
 }
 
 TEST_CASE("a vector over any names a member that returned without sending, as over the context") {

@@ -46,6 +46,7 @@ class any {
     virtual ~segment_base() = default;
     [[nodiscard]] virtual std::size_t words(member_id m) const = 0;
     virtual void put(member_id m, std::size_t w, std::span<const std::byte> in) = 0;
+    virtual void put_exclusive(member_id m, std::size_t w, std::span<const std::byte> in) = 0;
     virtual void order(member_id m) = 0;
     virtual void flush(member_id m) = 0;
     virtual void flush_all() = 0;
@@ -65,6 +66,12 @@ class any {
     explicit segment_model(S&& seg) : s(std::move(seg)) {}
     std::size_t words(member_id m) const override { return s.words(m); }
     void put(member_id m, std::size_t w, std::span<const std::byte> in) override { s.put(m, w, in); }
+    void put_exclusive(member_id m, std::size_t w, std::span<const std::byte> in) override {
+      if constexpr (requires { s.put_exclusive(m, w, in); })
+        s.put_exclusive(m, w, in);
+      else
+        s.put(m, w, in);
+    }
     void order(member_id m) override { s.order(m); }
     void flush(member_id m) override { s.flush(m); }
     void flush_all() override { s.flush_all(); }
@@ -91,6 +98,11 @@ class any {
     segment() = default;
     [[nodiscard]] std::size_t words(member_id m) const { return self().words(m); }
     void put(member_id m, std::size_t w, std::span<const std::byte> in) { self().put(m, w, in); }
+    /// The wrapped segment's put_exclusive, or its put where it has none
+    /// (comm/concepts.hpp).
+    void put_exclusive(member_id m, std::size_t w, std::span<const std::byte> in) {
+      self().put_exclusive(m, w, in);
+    }
     void order(member_id m) { self().order(m); }
     void flush(member_id m) { self().flush(m); }
     void flush_all() { self().flush_all(); }

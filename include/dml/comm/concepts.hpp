@@ -49,7 +49,8 @@ struct membership_view {
 ///   reading them): a transport may copy them with plain, vectorized stores.
 ///   The vectors use it for the payloads bsp and notify_ack write
 ///   (`write_all_exclusive`, slot_access::exclusive); inproc has it, the
-///   others' put already is a plain copy on the target's side.
+///   others' put already is a plain copy on the target's side, and
+///   `comm::any` forwards it (to put where the wrapped segment has none).
 /// - `order(target)` makes every earlier put to target visible there before
 ///   any later one (a write fence).
 /// - `flush(target)` / `flush_all()` wait for remote completion.

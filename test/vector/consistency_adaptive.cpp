@@ -485,3 +485,34 @@ TEST_CASE("adaptive: balanced periods give a member slower at every step the sma
     CHECK(steps[m] > 2 * steps[2]);
   }
 }
+
+TEST_CASE("adaptive: a caller's rule that balances gets shares capped at control.max_share") {
+  // The rule balances from the first decision on; member 2 computes 8x as
+  // long per local step, so the others' shares would be 8, but the cap is 2.
+  const std::size_t n = 4;
+  std::vector<std::uint64_t> last_period(n);
+  std::vector<bool> balanced_at_end(n);
+  inproc::run(n, [&](inproc::context& ctx) {
+    c::adaptive_options o;
+    o.every = 4;
+    o.first_window = 1;
+    o.control.max_share = 2;
+    o.rule = [](std::span<const c::window_observation>, const c::adaptive_settings&) { return balanced(); };
+    o.rule_name = "always balanced";
+    auto v = dml::make_vector<double>(ctx, 8, c::adaptive(o));
+    const c::adaptive& a = v.consistency();
+    const auto step = ctx.rank() == 2 ? 8ms : 1ms;
+    for (int r = 1; r <= 8; ++r) {
+      for (std::uint64_t k = 0; k < a.period(); ++k) std::this_thread::sleep_for(step);
+      v.scatter();
+      v.gather();
+    }
+    last_period[ctx.rank()] = a.period();
+    balanced_at_end[ctx.rank()] = a.current().balanced;
+  });
+  for (std::size_t m = 0; m < n; ++m) {
+    INFO("member " << m);
+    CHECK(balanced_at_end[m]);
+    CHECK(last_period[m] == (m == 2 ? 1u : 2u));
+  }
+}

@@ -100,7 +100,8 @@ struct controller_options {
   /// per epoch): off by default.
   bool balance = false;
   /// The largest share a balanced member gets (its period is at most this
-  /// many times the settings' period).
+  /// many times the settings' period), also when a caller's rule chose the
+  /// balanced settings.
   std::uint64_t max_share = 8;
 
   /// The options as text, for the policy's name.

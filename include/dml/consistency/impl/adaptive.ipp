@@ -165,8 +165,7 @@ DML_DECL void adaptive::conclude(const std::vector<std::vector<std::byte>>& all,
   s.my_period = next.period;
   if (next.balanced) {
     const auto it = std::find(live.begin(), live.end(), me);
-    const auto shares = controller::shares(
-        obs, s.current.period, s.brain ? s.brain->options().max_share : controller_options{}.max_share);
+    const auto shares = controller::shares(obs, s.current.period, s.opts.control.max_share);
     if (it != live.end() && static_cast<std::size_t>(it - live.begin()) < shares.size())
       s.my_period = next.period * shares[static_cast<std::size_t>(it - live.begin())];
   }

@@ -13,6 +13,10 @@
 #include <dml/dml.hpp>
 // The non-template functions the headers only declare in this mode.
 #include <dml/comm/impl/inproc.ipp>
+// The MPI transports' start-up beacon needs no MPI (POSIX shared memory):
+// compiled here, so that a program without MPI that includes
+// <dml/comm/mpi/beacon.hpp> links too; the rest is in <dml/src_mpi.hpp>.
+#include <dml/comm/mpi/impl/beacon.ipp>
 #include <dml/consistency/impl/adaptive.ipp>
 #include <dml/consistency/impl/any.ipp>
 #include <dml/consistency/impl/controller.ipp>

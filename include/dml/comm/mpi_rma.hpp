@@ -104,41 +104,28 @@ class mpi_rma {
   /// finalized after the last dml context only if dml started it. The group
   /// is MPI_COMM_WORLD. MPI may remove its own arguments from main's
   /// (argc, argv).
-  mpi_rma(int& argc, char**& argv, std::chrono::milliseconds wait_limit = default_wait_limit)
-      : env_(argc, argv, who, wait_limit), wait_limit_(wait_limit) {
-    group_.attach(MPI_COMM_WORLD, wait_limit_);
-  }
+  DML_DECL mpi_rma(int& argc, char**& argv, std::chrono::milliseconds wait_limit = default_wait_limit);
   /// As above, from arguments passed by value or read-only (`const char**`,
   /// a copy of argc): MPI sees a copy and the caller's stay unchanged. argv
   /// may be null when argc is 0.
-  mpi_rma(int argc, const char* const* argv, std::chrono::milliseconds wait_limit = default_wait_limit)
-      : env_(argc, argv, who, wait_limit), wait_limit_(wait_limit) {
-    group_.attach(MPI_COMM_WORLD, wait_limit_);
-  }
+  DML_DECL mpi_rma(int argc, const char* const* argv,
+                   std::chrono::milliseconds wait_limit = default_wait_limit);
   /// As above, without the program's arguments (MPI_Init_thread(nullptr,
   /// nullptr, ...)): for a library or a test that has no argv to pass.
-  explicit mpi_rma(std::chrono::milliseconds wait_limit = default_wait_limit)
-      : env_(nullptr, who, wait_limit), wait_limit_(wait_limit) {
-    group_.attach(MPI_COMM_WORLD, wait_limit_);
-  }
+  DML_DECL explicit mpi_rma(std::chrono::milliseconds wait_limit = default_wait_limit);
   /// A context over (a duplicate of) `comm`. MPI must be initialized. A
   /// Boost.MPI communicator converts to its MPI_Comm, so
   /// `mpi_rma ctx{boost::mpi::communicator()}` works too; this header does
   /// not include Boost.MPI (a translation unit pays for it only if it uses
   /// it).
-  explicit mpi_rma(MPI_Comm comm, std::chrono::milliseconds wait_limit = default_wait_limit)
-      : env_(who), wait_limit_(wait_limit) {
-    group_.attach(comm, wait_limit_);
-  }
+  DML_DECL explicit mpi_rma(MPI_Comm comm, std::chrono::milliseconds wait_limit = default_wait_limit);
 
   mpi_rma(const mpi_rma&) = delete;
   mpi_rma& operator=(const mpi_rma&) = delete;
   /// Meets the others and frees the communicators and the monitor window
   /// (skipped after a failure). Every vector built on this context must be
   /// destroyed before it.
-  ~mpi_rma() {
-    group_.shutdown(wait_limit_, [] {});
-  }
+  DML_DECL ~mpi_rma();
 
   [[nodiscard]] member_id rank() const noexcept { return group_.rank(); }
   [[nodiscard]] std::size_t size() const noexcept { return group_.size(); }
@@ -165,9 +152,7 @@ class mpi_rma {
   /// the other survivors on a view without the failed members and switches
   /// to their communicator. Returns the current view at once when no
   /// failure is known. `dml::fault::recover` calls it.
-  comm::agreement agree_on_survivors(std::chrono::steady_clock::time_point deadline) {
-    return group_.agree_on_survivors(deadline, [] {});  // one-sided: nothing to serve
-  }
+  DML_DECL comm::agreement agree_on_survivors(std::chrono::steady_clock::time_point deadline);
   /// Whether another thread may make this context's MPI calls while the
   /// thread that made the context does not (vectors' scatter_async()):
   /// when MPI runs at MPI_THREAD_SERIALIZED or above.
@@ -187,24 +172,15 @@ class mpi_rma {
   [[nodiscard]] bool shared_windows() const noexcept { return group_.shared_windows(); }
 
   /// Waits (MPI_Ibarrier, polled) until every member entered the barrier.
-  void barrier() {
-    group_.collective("barrier", [&] {
-      detail::mpi_impl::barrier(group_.current(), wait_limit_, who, [this] { watch(); });
-    });
-  }
+  DML_DECL void barrier();
 
   /// Collective: every member's record, indexed like `view().live`.
-  std::vector<std::vector<std::byte>> exchange(std::span<const std::byte> record) {
-    return group_.collective("exchange", [&] {
-      return detail::mpi_impl::all_gather_bytes(group_.current(), record, wait_limit_, who,
-                                                [this] { watch(); });
-    });
-  }
+  DML_DECL std::vector<std::vector<std::byte>> exchange(std::span<const std::byte> record);
 
   /// Collective: allocates a window of data_words + control_words 64-bit
   /// words on this member (sizes may differ between members), zeroed, in a
   /// lock_all epoch. Returns once every member's window is ready.
-  segment create_segment(std::size_t data_words, std::size_t control_words);
+  DML_DECL segment create_segment(std::size_t data_words, std::size_t control_words);
 
   /// Drives MPI's progress engine once: called from every wait loop of a
   /// vector so that operations aimed at this member complete while it waits.
@@ -387,28 +363,7 @@ class mpi_rma::segment : detail::segment_impl::segment_base<mpi_rma::segment, mp
   // Collective: completes own operations, waits (bounded) until every
   // member is here, then frees the window. After a failure the window is
   // left allocated: MPI_Win_free would wait for the failed member forever.
-  void release() noexcept {
-    if (win_ == MPI_WIN_NULL) return;
-    bool ok = !detail::mpi_impl::finalized() && !detail::mpi_impl::broken();
-    if (ok) {
-      try {
-        flush_all();
-        // Heartbeats on: a member that died during the last round ends this
-        // wait at once instead of after the wait limit.
-        detail::mpi_impl::barrier(comm_, ctx_->wait_limit_, who, [this] { ctx_->watch(); });
-      } catch (...) {
-        ok = false;  // marked broken by the failing step
-      }
-    }
-    if (ok) {
-      detail::mpi_impl::watchdog::scope guard(who, "MPI_Win_free (a vector's segment)", ctx_->wait_limit_);
-      MPI_Win_unlock_all(win_);
-      MPI_Win_free(&win_);
-    }
-    win_ = MPI_WIN_NULL;
-    base_ = nullptr;
-    ctx_ = nullptr;
-  }
+  DML_DECL void release() noexcept;
 
   MPI_Comm comm_ = MPI_COMM_NULL;  // the communicator the window was created over
   MPI_Win win_ = MPI_WIN_NULL;
@@ -417,77 +372,12 @@ class mpi_rma::segment : detail::segment_impl::segment_base<mpi_rma::segment, mp
   std::uint64_t tail_word_ = 0;  // staging for a partial last word, reusable after flush_local
 };
 
-inline mpi_rma::segment mpi_rma::create_segment(std::size_t data_words, std::size_t control_words) {
-  namespace impl = detail::mpi_impl;
-  const std::size_t words = data_words + control_words;
-  if (data_words > std::numeric_limits<std::size_t>::max() / 16 ||
-      words > static_cast<std::size_t>(std::numeric_limits<MPI_Aint>::max() / 8))
-    throw config_error(std::string(who) + ": segment of " + std::to_string(data_words) + " + " +
-                       std::to_string(control_words) + " words is too large");
-  // Every member learns every other's sizes: control words sit after the
-  // data words, so their displacement on a target depends on its data size.
-  const std::array<std::uint64_t, 2> mine{data_words, control_words};
-  const auto all = exchange(std::as_bytes(std::span(mine)));
-  segment s;
-  s.ctx_ = this;
-  const MPI_Comm comm = group_.current();
-  const auto& view = group_.view();
-  s.comm_ = comm;
-  s.data_words_.assign(size(), 0);
-  s.control_words_.assign(size(), 0);
-  s.ranks_.assign(size(), -1);
-  if (all.size() != view.live.size())
-    throw comm_error(std::string(who) + ": segment size records do not match the view");
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    const member_id m = view.live[i];
-    std::array<std::uint64_t, 2> theirs{};
-    if (all[i].size() != sizeof theirs)
-      throw comm_error(std::string(who) + ": malformed segment size record");
-    std::memcpy(theirs.data(), all[i].data(), sizeof theirs);
-    s.data_words_[m] = static_cast<std::size_t>(theirs[0]);
-    s.control_words_[m] = static_cast<std::size_t>(theirs[1]);
-    s.ranks_[m] = static_cast<int>(i);
-  }
-
-  // Only MPI_SUM and MPI_NO_OP ever touch a control word: osc components may
-  // then use network atomics.
-  MPI_Info info = MPI_INFO_NULL;
-  impl::check(MPI_Info_create(&info), who, "MPI_Info_create");
-  MPI_Info_set(info, "accumulate_ops", "same_op_no_op");
-  void* base = nullptr;
-  MPI_Win win = MPI_WIN_NULL;
-  int rc = MPI_SUCCESS;
-  {
-    // Every member has joined the exchange above, but one may die before it
-    // reaches this call, which cannot be interrupted.
-    impl::watchdog::scope guard(who, "MPI_Win_allocate (a vector's segment)", wait_limit_);
-    if (group_.shared_windows()) {
-      MPI_Info_set(info, "alloc_shared_noncontig", "true");  // each member's part in its own pages
-      rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(8 * words), 8, info, comm, &base, &win);
-    } else {
-      rc = MPI_Win_allocate(static_cast<MPI_Aint>(8 * words), 8, info, comm, &base, &win);
-    }
-  }
-  MPI_Info_free(&info);
-  if (rc != MPI_SUCCESS) impl::mark_broken();  // others may hold a window this member lacks
-  impl::check(rc, who, group_.shared_windows() ? "MPI_Win_allocate_shared" : "MPI_Win_allocate");
-  s.win_ = win;
-  s.base_ = static_cast<std::uint64_t*>(base);
-  impl::check(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN), who, "MPI_Win_set_errhandler");
-  if (words != 0 && reinterpret_cast<std::uintptr_t>(base) % alignof(std::uint64_t) != 0)
-    throw comm_error(std::string(who) + ": MPI_Win_allocate returned memory not aligned to 8 bytes");
-  // MPI_Win_allocate does not zero the memory (osc/pt2pt hands out recycled
-  // memory); empty slots and counters must read as 0.
-  if (words != 0) std::memset(base, 0, 8 * words);
-  impl::check(MPI_Win_lock_all(MPI_MODE_NOCHECK, win), who, "MPI_Win_lock_all");
-  impl::check(MPI_Win_sync(win), who, "MPI_Win_sync");
-  // Nobody writes into a window before its owner has zeroed it.
-  barrier();
-  return s;
-}
-
 }  // namespace comm
 DML_END_NAMESPACE
+
+#if !defined(DML_SEPARATE_COMPILATION)
+#include <dml/comm/impl/mpi_rma.ipp>
+#endif
 
 #if defined(DML_SEPARATE_COMPILATION)
 // Separate compilation: the vector's core over this transport is compiled

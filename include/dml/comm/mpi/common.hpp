@@ -43,10 +43,8 @@ struct process_record {
   beacon startup;                   ///< heartbeats until the fault monitor's run (beacon.hpp)
 };
 
-inline process_record& process() {
-  static process_record r;
-  return r;
-}
+/// The process's record (a function-local static).
+DML_DECL process_record& process();
 
 /// Marks the process's MPI state as broken: some member is gone or stuck, so
 /// collectives (window free, MPI_Finalize) could block forever.
@@ -72,46 +70,30 @@ inline void mark_broken() { process().broken = true; }
 }
 
 /// The text MPI gives for an error code.
-[[nodiscard]] inline std::string error_string(int code) {
-  char text[MPI_MAX_ERROR_STRING] = {};
-  int length = 0;
-  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) return "MPI error " + std::to_string(code);
-  return std::string(text, static_cast<std::size_t>(length));
-}
+[[nodiscard]] DML_DECL std::string error_string(int code);
+
+/// Throws dml::comm_error for the failed MPI call `call` (check's slow path).
+[[noreturn]] DML_DECL void throw_mpi_error(int rc, const char* who, const char* call);
+
+/// Marks the process broken and throws dml::peer_failure naming `peer`
+/// (check_peer's slow path).
+[[noreturn]] DML_DECL void throw_peer_error(int rc, const char* who, const char* call, member_id peer);
 
 /// Throws dml::comm_error for a failed MPI call that involved no single peer.
 inline void check(int rc, const char* who, const char* call) {
-  if (rc == MPI_SUCCESS) return;
-  std::string m(who);
-  m.append(": ");
-  m.append(call);
-  m.append(" failed: ");
-  m.append(error_string(rc));
-  throw comm_error(m);
+  if (rc != MPI_SUCCESS) throw_mpi_error(rc, who, call);
 }
 
 /// Throws dml::peer_failure naming `peer` for a failed MPI call aimed at it.
 /// The process is marked broken: the group cannot complete collectives.
 inline void check_peer(int rc, const char* who, const char* call, member_id peer) {
-  if (rc == MPI_SUCCESS) return;
-  mark_broken();
-  std::string m(who);
-  m.append(": ");
-  m.append(call);
-  m.append(" to member ");
-  m.append(std::to_string(peer));
-  m.append(" failed: ");
-  m.append(error_string(rc));
-  throw peer_failure(peer, m);
+  if (rc != MPI_SUCCESS) throw_peer_error(rc, who, call, peer);
 }
 
 using dml::detail::number_from_env;
 
 /// The heartbeat timeout: DML_HEARTBEAT_TIMEOUT_MS when set, else 1 s.
-inline std::chrono::milliseconds heartbeat_timeout_from_env(const char* who) {
-  return std::chrono::milliseconds(
-      number_from_env("DML_HEARTBEAT_TIMEOUT_MS", 1000, 10, 3'600'000, who, "milliseconds"));
-}
+DML_DECL std::chrono::milliseconds heartbeat_timeout_from_env(const char* who);
 
 /// Starts MPI when nobody has, counts the dml contexts using it and finalizes
 /// after the last one when dml started it. A context holds one of these as
@@ -119,118 +101,34 @@ inline std::chrono::milliseconds heartbeat_timeout_from_env(const char* who) {
 class environment {
  public:
   /// For contexts built on an existing communicator: MPI must be running.
-  explicit environment(const char* who) : who_(who) {
-    if (!initialized() || finalized())
-      throw config_error(std::string(who) +
-                         ": MPI is not initialized (or already finalized); construct the context from "
-                         "(argc, argv), or call MPI_Init before passing a communicator");
-    ++process().contexts;
-  }
+  DML_DECL explicit environment(const char* who);
   /// For contexts built from the program's (argc, argv): starts MPI if it
   /// is not running, letting MPI remove its own arguments from them.
   /// MPI_Init_thread waits for every process of the job; past `limit` (one
   /// of them died while starting) the watchdog ends this process.
-  environment(int& argc, char**& argv, const char* who,
-              std::chrono::steady_clock::duration limit = std::chrono::seconds(60))
-      : who_(who), limit_(limit) {
-    start(&argc, &argv);
-  }
+  DML_DECL environment(int& argc, char**& argv, const char* who,
+                       std::chrono::steady_clock::duration limit = std::chrono::seconds(60));
   /// For contexts built from a copy of the arguments, or read-only ones
   /// (`const char**`): MPI sees a copy of the pointer array (it may reorder
   /// pointers, never the strings), and the caller's arguments stay as they
   /// are.
-  environment(int argc, const char* const* argv, const char* who,
-              std::chrono::steady_clock::duration limit = std::chrono::seconds(60))
-      : who_(who), limit_(limit) {
-    if (argc < 0)
-      throw config_error(std::string(who) + ": argc is " + std::to_string(argc) + "; it cannot be negative");
-    if (argc > 0 && argv == nullptr)
-      throw config_error(std::string(who) + ": argc is " + std::to_string(argc) + " but argv is null");
-    if (argv == nullptr) {
-      start(nullptr, nullptr);
-      return;
-    }
-    std::vector<char*> copy;
-    copy.reserve(static_cast<std::size_t>(argc) + 1);
-    // MPI's signature takes char*** for historical reasons; it does not write
-    // to the strings.
-    for (int i = 0; i < argc; ++i) copy.push_back(const_cast<char*>(argv[i]));
-    copy.push_back(nullptr);  // argv[argc] is null, as MPI implementations expect
-    int count = argc;
-    char** pointers = copy.data();
-    start(&count, &pointers);
-  }
+  DML_DECL environment(int argc, const char* const* argv, const char* who,
+                       std::chrono::steady_clock::duration limit = std::chrono::seconds(60));
   /// For contexts built without the program's arguments:
   /// MPI_Init_thread(nullptr, nullptr, ...), which MPI allows.
-  environment(std::nullptr_t, const char* who,
-              std::chrono::steady_clock::duration limit = std::chrono::seconds(60))
-      : who_(who), limit_(limit) {
-    start(nullptr, nullptr);
-  }
+  DML_DECL environment(std::nullptr_t, const char* who,
+                       std::chrono::steady_clock::duration limit = std::chrono::seconds(60));
   environment(const environment&) = delete;
   environment& operator=(const environment&) = delete;
-  ~environment() {
-    auto& p = process();
-    if (--p.contexts > 0 || !p.initialized_by_dml || finalized()) return;
-    // After a peer failure MPI_Finalize would wait for the dead process
-    // forever (Open MPI 4.1 runs a fence in it); the process then ends
-    // without finalizing, which mpiexec --enable-recovery tolerates.
-    if (p.broken) {
-      leave_beacon();
-      return;
-    }
-    // Every context passed its closing barrier, so all members are here; one
-    // that dies right now would still keep the others in the fence forever:
-    // on one node the shut-down beacon (group::shutdown) names it within the
-    // heartbeat timeout, elsewhere the limit bounds the wait.
-    {
-      watchdog::scope guard(who_, "MPI_Finalize (shut-down)", limit_);
-      MPI_Finalize();
-    }
-    leave_beacon();
-  }
+  DML_DECL ~environment();
 
  private:
   // Starts MPI unless it runs already; argc and argv may both be null.
-  void start(int* argc, char*** argv) {
-    const char* who = who_;
-    auto limit = limit_;
-    if (finalized())
-      throw config_error(std::string(who) + ": MPI was already finalized in this process; it cannot restart");
-    if (!initialized()) {
-      int provided = 0;
-      int rc = MPI_SUCCESS;
-      // No member can be named yet (there are no heartbeats before MPI runs):
-      // the bound is time alone, DML_STARTUP_TIMEOUT_MS when set.
-      limit = std::chrono::milliseconds(number_from_env(
-          "DML_STARTUP_TIMEOUT_MS", std::chrono::duration_cast<std::chrono::milliseconds>(limit).count(), 100,
-          86'400'000, who, "milliseconds"));
-      // On one node the beacon names a member that dies meanwhile, within
-      // the heartbeat timeout; the fault monitor takes over after start-up.
-      auto& startup = process().startup;
-      if (startup.start(heartbeat_timeout_from_env(who))) {
-        watchdog::instance().set_probe([&startup] { return startup.stale_member(); }, startup.rank());
-        watchdog::instance().set_before_exit([&startup] { startup.remove(); });
-      }
-      {
-        watchdog::scope guard(who, "MPI_Init_thread (start-up)", limit);
-        rc = MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
-      }
-      check(rc, who, "MPI_Init_thread");
-      process().initialized_by_dml = true;
-    }
-    ++process().contexts;
-  }
+  DML_DECL void start(int* argc, char*** argv);
 
   // This process is done with MPI: its shut-down beacon says so (the others
   // may still be in MPI_Finalize's fence and must not take it for dead).
-  static void leave_beacon() noexcept {
-    auto& b = process().startup;
-    if (!b.running()) return;
-    watchdog::instance().clear_probe();
-    watchdog::instance().set_before_exit(nullptr);
-    b.stop(true);
-  }
+  DML_DECL static void leave_beacon() noexcept;
 
   const char* who_ = "dml";
   std::chrono::steady_clock::duration limit_ = std::chrono::seconds(60);
@@ -333,12 +231,11 @@ void barrier(MPI_Comm comm, std::chrono::steady_clock::duration limit, const cha
 
 /// Throws dml::comm_error once the process is broken: a collective started
 /// now would pair up with the one left pending and never complete.
-inline void require_not_broken(const char* who, const char* what) {
-  if (broken())
-    throw comm_error(std::string(who) + ": " + what +
-                     " refused: an earlier peer failure or timeout left this group unable to complete "
-                     "collective operations (recovery is not available on this transport)");
-}
+DML_DECL void require_not_broken(const char* who, const char* what);
 
 }  // namespace detail::mpi_impl
 DML_END_NAMESPACE
+
+#if !defined(DML_SEPARATE_COMPILATION)
+#include <dml/comm/mpi/impl/common.ipp>
+#endif

@@ -31,38 +31,12 @@ class group {
   explicit group(const char* who) : who_(who) {}
   group(const group&) = delete;
   group& operator=(const group&) = delete;
+  DML_DECL ~group();
 
   /// Start-up, collective over `comm`: duplicates it, learns rank and size,
   /// whether all members share a node, and starts the fault monitor. The
   /// calls that cannot be interrupted are bounded by the watchdog.
-  void attach(MPI_Comm comm, clock::duration wait_limit) {
-    if (comm == MPI_COMM_NULL) throw config_error(std::string(who_) + ": the communicator is MPI_COMM_NULL");
-    const auto heartbeat = heartbeat_timeout_from_env(who_);
-    const auto startup = startup_limit(heartbeat, wait_limit);
-    {
-      watchdog::scope guard(who_, "MPI_Comm_dup (start-up)", startup);
-      check(MPI_Comm_dup(comm, &world_), who_, "MPI_Comm_dup");
-    }
-    current_ = world_;
-    check(MPI_Comm_set_errhandler(world_, MPI_ERRORS_RETURN), who_, "MPI_Comm_set_errhandler");
-    int r = 0, n = 0;
-    check(MPI_Comm_rank(world_, &r), who_, "MPI_Comm_rank");
-    check(MPI_Comm_size(world_, &n), who_, "MPI_Comm_size");
-    rank_ = static_cast<member_id>(r);
-    size_ = static_cast<std::size_t>(n);
-    failed_.assign(size_, 0);
-    view_.live.clear();
-    for (member_id m = 0; m < size_; ++m) view_.live.push_back(m);
-    shared_windows_ = one_node(world_, who_, startup, nodes_);
-    monitor_.start(world_, rank_, size_, shared_windows_, heartbeat, startup, who_);
-    // The monitor's heartbeats run now: the start-up beacon's job is done
-    // (its probe was replaced by the monitor's on one node).
-    if (auto& b = process().startup; b.running()) {
-      if (!shared_windows_) watchdog::instance().clear_probe();
-      watchdog::instance().set_before_exit(nullptr);
-      b.stop(true);  // alive and watched by the monitor now, not gone
-    }
-  }
+  DML_DECL void attach(MPI_Comm comm, clock::duration wait_limit);
 
   /// Shut-down: meets the others in a barrier (polled, heartbeats on, so a
   /// member that died meanwhile ends it instead of leaving this one in
@@ -149,29 +123,16 @@ class group {
   }
   /// An operation aimed at m failed: m is dead for this member, and the
   /// process can no longer finalize MPI or free windows collectively.
-  void mark_failed(member_id m) {
-    if (m < size_) failed_[m] = 1;
-    monitor_.declare(m);
-    mark_broken();
-  }
+  DML_DECL void mark_failed(member_id m);
 
   /// Throws dml::peer_failure when another member started a view change
   /// this member has not joined (one local load).
   void check_view() const {
-    if (monitor_.started() && monitor_.alarmed(view_.epoch))
-      throw peer_failure(rank_, std::string(who_) + ": member " + std::to_string(rank_) +
-                                    ": another member started a view change");
+    if (monitor_.started() && monitor_.alarmed(view_.epoch)) throw_view_change();
   }
   /// Called while a collective or an answer is awaited: a view change
   /// started elsewhere, or a live member that failed, ends the wait.
-  void watch(const char* what) const {
-    check_view();
-    for (member_id m : view_.live)
-      if (m != rank_ && !alive(m))
-        throw peer_failure(m, std::string(who_) + ": member " + std::to_string(rank_) + " waited in " + what +
-                                  " for member " + std::to_string(m) +
-                                  ", which has failed (heartbeat silent or operations failing)");
-  }
+  DML_DECL void watch(const char* what) const;
 
   /// The agreement primitive (comm::shrinkable_transport): when a failure
   /// is known or another member started a view change, agrees with the
@@ -210,11 +171,7 @@ class group {
     return it != view_.live.end() && *it == m ? static_cast<int>(it - view_.live.begin()) : -1;
   }
   /// The member at rank r of the current view's communicator.
-  [[nodiscard]] member_id member_of(int r) const {
-    if (r < 0 || static_cast<std::size_t>(r) >= view_.live.size())
-      throw comm_error(std::string(who_) + ": rank " + std::to_string(r) + " is not in the current view");
-    return view_.live[static_cast<std::size_t>(r)];
-  }
+  [[nodiscard]] DML_DECL member_id member_of(int r) const;
 
   /// Runs a collective on the current communicator: once one is cut short
   /// the communicator is unusable until a view change replaces it.
@@ -239,27 +196,9 @@ class group {
   // Builds the communicator of `next` from the original group. Only called
   // once every member of `next` confirmed it, so nobody outside it takes
   // part and every member of it does.
-  void switch_to(const comm::membership_view& next, clock::time_point deadline) {
-    MPI_Group all = MPI_GROUP_NULL, survivors = MPI_GROUP_NULL;
-    check(MPI_Comm_group(world_, &all), who_, "MPI_Comm_group");
-    std::vector<int> ranks(next.live.begin(), next.live.end());
-    check(MPI_Group_incl(all, static_cast<int>(ranks.size()), ranks.data(), &survivors), who_,
-          "MPI_Group_incl");
-    MPI_Comm fresh = MPI_COMM_NULL;
-    int rc = MPI_SUCCESS;
-    {
-      const auto limit = std::max<clock::duration>(deadline - clock::now(), std::chrono::seconds(1));
-      watchdog::scope guard(who_, "MPI_Comm_create_group (the survivors' new group)", limit);
-      rc = MPI_Comm_create_group(world_, survivors, static_cast<int>(next.epoch % 32768), &fresh);
-    }
-    MPI_Group_free(&survivors);
-    MPI_Group_free(&all);
-    check(rc, who_, "MPI_Comm_create_group (survivors)");
-    check(MPI_Comm_set_errhandler(fresh, MPI_ERRORS_RETURN), who_, "MPI_Comm_set_errhandler");
-    current_ = fresh;  // the old communicator is left alone: freeing it is collective
-    current_broken_ = false;
-    view_ = next;
-  }
+  DML_DECL void switch_to(const comm::membership_view& next, clock::time_point deadline);
+  // check_view's slow path.
+  [[noreturn]] DML_DECL void throw_view_change() const;
 
   const char* who_;
   MPI_Comm world_ = MPI_COMM_NULL;    // the original group (a duplicate)
@@ -277,3 +216,7 @@ class group {
 
 }  // namespace detail::mpi_impl
 DML_END_NAMESPACE
+
+#if !defined(DML_SEPARATE_COMPILATION)
+#include <dml/comm/mpi/impl/group.ipp>
+#endif

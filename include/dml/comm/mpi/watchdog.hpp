@@ -22,13 +22,10 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
-#include <cstdlib>
 #include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
-#include <utility>
 
 DML_BEGIN_NAMESPACE
 namespace detail::mpi_impl {
@@ -45,10 +42,7 @@ class watchdog {
   using probe = std::function<std::string()>;
 
   /// The process's watchdog.
-  static watchdog& instance() {
-    static watchdog w;
-    return w;
-  }
+  DML_DECL static watchdog& instance();
 
   /// Marks one uninterruptible MPI call of the main thread.
   class scope {
@@ -66,81 +60,22 @@ class watchdog {
 
   /// Installs the liveness probe (empty: none) and this process's rank for
   /// the message.
-  void set_probe(probe p, long rank) {
-    std::lock_guard lock(mutex_);
-    probe_ = std::move(p);
-    rank_ = rank;
-  }
-  void clear_probe() {
-    std::lock_guard lock(mutex_);
-    probe_ = nullptr;
-  }
+  DML_DECL void set_probe(probe p, long rank);
+  DML_DECL void clear_probe();
   /// What to tidy up (no MPI) before the watchdog ends the process, which
   /// runs no destructors; empty: nothing.
-  void set_before_exit(std::function<void()> f) {
-    std::lock_guard lock(mutex_);
-    before_exit_ = std::move(f);
-  }
+  DML_DECL void set_before_exit(std::function<void()> f);
 
   watchdog(const watchdog&) = delete;
   watchdog& operator=(const watchdog&) = delete;
 
  private:
   watchdog() = default;
-  ~watchdog() {
-    {
-      std::lock_guard lock(mutex_);
-      quit_ = true;
-    }
-    wake_.notify_all();
-    if (thread_.joinable()) thread_.join();
-  }
+  DML_DECL ~watchdog();
 
-  void open(const char* who, const char* what, clock::duration limit) {
-    std::lock_guard lock(mutex_);
-    who_ = who;
-    what_ = what;
-    since_ = clock::now();
-    limit_ = limit;
-    active_ = true;
-    if (!thread_.joinable()) thread_ = std::thread([this] { watch(); });
-    wake_.notify_all();
-  }
-  void close() {
-    std::lock_guard lock(mutex_);
-    active_ = false;
-  }
-
-  void watch() {
-    std::unique_lock lock(mutex_);
-    while (!quit_) {
-      if (!active_) {
-        wake_.wait(lock, [this] { return quit_ || active_; });
-        continue;
-      }
-      wake_.wait_for(lock, std::chrono::milliseconds(20));
-      if (!active_ || quit_) continue;
-      std::string cause;
-      if (probe_) cause = probe_();
-      const auto waited = clock::now() - since_;
-      if (cause.empty() && waited <= limit_) continue;
-      const double seconds = std::chrono::duration<double>(waited).count();
-      std::string text =
-          std::string(who_) + ": " +
-          (rank_ >= 0 ? "member " + std::to_string(rank_) : std::string("a process of the job")) + ": ";
-      if (!cause.empty())
-        text += cause + " while this member was in " + what_ + ", which MPI cannot interrupt";
-      else
-        text += std::string(what_) + " did not return within " + std::to_string(seconds) +
-                " s (a member of the job has probably died or stopped)";
-      text += "; ending this process with exit status " + std::to_string(stuck_exit_status);
-      std::fprintf(stderr, "%s\n", text.c_str());
-      std::fflush(stderr);
-      std::fflush(stdout);
-      if (before_exit_) before_exit_();
-      std::_Exit(stuck_exit_status);
-    }
-  }
+  DML_DECL void open(const char* who, const char* what, clock::duration limit);
+  DML_DECL void close();
+  DML_DECL void watch();
 
   std::mutex mutex_;
   std::condition_variable wake_;
@@ -158,3 +93,7 @@ class watchdog {
 
 }  // namespace detail::mpi_impl
 DML_END_NAMESPACE
+
+#if !defined(DML_SEPARATE_COMPILATION)
+#include <dml/comm/mpi/impl/watchdog.ipp>
+#endif

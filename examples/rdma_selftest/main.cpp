@@ -8,6 +8,11 @@
 // it says so and exits 77.
 #include <dml/comm/verbs.hpp>
 #include <dml/dml.hpp>
+#if defined(DML_SEPARATE_COMPILATION)
+// The MPI start-up and shut-down code the verbs transport shares with the
+// MPI transports, compiled once (docs/getting-started.md#separate-compilation).
+#include <dml/src_mpi.hpp>
+#endif
 
 #include "../common/cli.hpp"
 

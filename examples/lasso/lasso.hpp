@@ -330,9 +330,10 @@ class program {
     if (iterations_ % settings_.report_every != 0) return true;
     const report r = current(ctx);  // collective: every survivor takes part, also in a repeated call
     // After a failure the engine may call progress() again for the same
-    // iteration (dml/schedule/concepts.hpp): it is reported once.
-    if (on_report && iterations_ != reported_) on_report(r);
-    reported_ = iterations_;
+    // iteration (dml/schedule/concepts.hpp): on_report sees it again, on
+    // every member, and prints it once (the member that prints may be a
+    // new one, whose own call had returned while another member printed).
+    if (on_report) on_report(r);
     return !(settings_.target > 0 && r.objective <= settings_.target);
   }
 
@@ -385,7 +386,6 @@ class program {
   std::vector<std::uint64_t> nonzeros_;
   std::unordered_map<std::uint64_t, std::vector<double>> stale_;  // iteration -> values update() used
   std::uint64_t iterations_ = 0, updates_ = 0, samples_ = 0;
-  std::uint64_t reported_ = ~std::uint64_t{0};  // iterations_ at the last report
   std::chrono::steady_clock::time_point start_;
 };
 

@@ -211,9 +211,14 @@ int main(int argc, char** argv) {
     launch.run([&](auto& comm) {
       lasso::program prog(data, comm.rank(), o.ranks, s);
       std::size_t changes_printed = 0;  // view-change lines printed
+      // The last iteration this member printed: one reported again after a
+      // failure is printed once.
+      std::uint64_t printed = ~std::uint64_t{0};
       prog.on_report = [&](const lasso::report& r) {
         if (!dml::io::leader(comm)) return;  // member 0, or the lowest survivor once it failed
         trainer::print_view_changes(comm, changes_printed);
+        if (r.iteration == printed) return;
+        printed = r.iteration;
         std::printf("iteration %llu objective %.10g updates %llu samples %llu seconds %.4f\n",
                     static_cast<unsigned long long>(r.iteration), r.objective,
                     static_cast<unsigned long long>(r.updates), static_cast<unsigned long long>(r.samples),

@@ -5,7 +5,7 @@
 # the in-process transport and its run(), graphs), and must still refer to
 # it. With -DTRANSPORT=mpi_rma, the object of bench/compile/dml_vector.cpp
 # and what <dml/src_mpi.hpp> compiles once (the vector core, its protocol
-# and recovery over mpi_rma).
+# and recovery over mpi_rma, and the MPI transport's own code).
 # -DNM=<nm> -DOBJECT=<object file> [-DTRANSPORT=mpi_rma]
 execute_process(COMMAND "${NM}" -C --defined-only "${OBJECT}" OUTPUT_VARIABLE defined RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -23,7 +23,10 @@ if(TRANSPORT STREQUAL "mpi_rma")
       "detail::${core}::~vector_core("
       "fault::recover<dml::v0::comm::mpi_rma>("
       "detail::settle_background<dml::v0::comm::mpi_rma>("
-      "fault::detail::state_of<dml::v0::comm::mpi_rma>(")
+      "fault::detail::state_of<dml::v0::comm::mpi_rma>("
+      "comm::mpi_rma::mpi_rma("
+      "detail::mpi_impl::group::attach("
+      "detail::mpi_impl::watchdog::watch(")
 else()
 set(compiled_once
     "detail::vector_core<float, dml::v0::comm::inproc::context, dml::v0::dense>::build("

@@ -610,18 +610,6 @@ inline void print_final(const row& r, const char* quality_name) {
   std::fflush(stdout);
 }
 
-/// Fault injection for the tests of report_final: under MPI, the member
-/// named by the environment variable DML_EXAMPLES_DIE_BEFORE_FINAL, when
-/// it is the reporting member, ends its process with SIGKILL where it would
-/// print the 'final:' line -- after the last report's collectives, the
-/// moment a kill from outside hits only by chance.
-inline void die_here_if_asked(dml::member_id rank) {
-  const char* v = std::getenv("DML_EXAMPLES_DIE_BEFORE_FINAL");
-  if (v == nullptr || *v == '\0' || std::to_string(rank) != v) return;
-  std::fflush(stdout);
-  std::raise(SIGKILL);
-}
-
 /// Under MPI, at the end of the run body, on every member: prints the
 /// 'final:' line so that it survives the reporting member. Each process
 /// holds only its own results, so the reporting member prints `last` here,
@@ -636,18 +624,10 @@ inline void die_here_if_asked(dml::member_id rank) {
 template <class Comm, class Evaluate>
 void report_final(const launcher& launch, Comm& comm, const settings& s, row& last, const char* quality_name,
                   Evaluate&& evaluate) {
-  if (launch.in_process()) return;
-  bool printed = false;
-  auto print_if_reporter = [&] {
-    if (!dml::io::leader(comm)) return;
-    die_here_if_asked(comm.rank());
+  print_final_surviving(launch, comm, [&] {
     if (last.epoch != s.epochs) last = evaluate();  // took over from a reporter that died
     print_final(last, quality_name);
-    printed = true;
-  };
-  print_if_reporter();
-  dml::fault::barrier(comm);
-  if (!printed) print_if_reporter();
+  });
 }
 
 /// In-process: prints the 'final:' line once, from the row the members

@@ -14,6 +14,7 @@
 #include "cli.hpp"
 
 #include <chrono>
+#include <csignal>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -139,6 +140,43 @@ void print_failures_survived(const Stats& st) {
               static_cast<unsigned long long>(st.failures_survived),
               static_cast<unsigned long long>(st.iterations_redone));
   std::fflush(stdout);
+}
+
+/// Fault injection for the tests of print_final_surviving: under MPI, the member
+/// named by the environment variable DML_EXAMPLES_DIE_BEFORE_FINAL, when
+/// it is the reporting member, ends its process with SIGKILL where it would
+/// print the 'final:' line -- after the last report's collectives, the
+/// moment a kill from outside hits only by chance.
+inline void die_here_if_asked(dml::member_id rank) {
+  const char* v = std::getenv("DML_EXAMPLES_DIE_BEFORE_FINAL");
+  if (v == nullptr || *v == '\0' || std::to_string(rank) != v) return;
+  std::fflush(stdout);
+  std::raise(SIGKILL);
+}
+
+/// Under MPI, at the end of the run body, on every member: `print()` runs
+/// on the reporting member (the first live one), then every member meets
+/// in dml::fault::barrier, which survives failures, and when the reporter
+/// died before it printed, the member that became the reporter in the
+/// barrier runs `print()`. So the result is printed although the member
+/// that printed the progress lines died after the last of them (the
+/// survivors, done with the run, would otherwise exit 0 without a result).
+/// `print()` prints from what this member holds: every member must hold
+/// the result by then. In-process this does nothing (main() prints once,
+/// after the run).
+template <class Comm, class Print>
+void print_final_surviving(const launcher& launch, Comm& comm, Print&& print) {
+  if (launch.in_process()) return;
+  bool printed = false;
+  auto print_if_reporter = [&] {
+    if (!dml::io::leader(comm)) return;
+    die_here_if_asked(comm.rank());
+    print();
+    printed = true;
+  };
+  print_if_reporter();
+  dml::fault::barrier(comm);
+  if (!printed) print_if_reporter();
 }
 
 }  // namespace trainer

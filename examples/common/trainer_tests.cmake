@@ -106,6 +106,35 @@ function(dml_trainer_final_after_death target)
                                             ENVIRONMENT "${environment}")
 endfunction()
 
+# dml_trainer_result_after_death(<target> PROCESSES <n> LAST <regex> FINAL <regex> [FIXTURES <fixture>]
+#                                ARGS <arguments...>)
+# As dml_trainer_final_after_death, for trainers with their own progress
+# and 'final:' lines: under mpiexec --enable-recovery, member 0 dies where
+# it would print the result; a survivor must print it, once. LAST matches a
+# progress line (the last match counts) and captures a value; FINAL must
+# match the one 'final:' line with @VALUE@ replaced by that value
+# (result_after_death.cmake). Needs dml::mpi and Open MPI.
+function(dml_trainer_result_after_death target)
+  cmake_parse_arguments(arg "" "PROCESSES;LAST;FINAL;FIXTURES" "ARGS" ${ARGN})
+  if(NOT TARGET dml::mpi OR NOT DML_EXAMPLES_WITH_MPI OR NOT DML_MPI_IS_OPEN_MPI)
+    return()
+  endif()
+  dml_mpiexec_command(mpiexec ${arg_PROCESSES})
+  set(command ${mpiexec} --enable-recovery -x DML_EXAMPLES_DIE_BEFORE_FINAL -x DML_HEARTBEAT_TIMEOUT_MS
+              "$<TARGET_FILE:${target}>" ${arg_ARGS})
+  string(REPLACE ";" "|" command "${command}")
+  set(name "example: ${target} under mpiexec -n ${arg_PROCESSES} prints the result after its reporter died")
+  add_test(NAME "${name}" COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${command}" "-DLAST=${arg_LAST}"
+                                  "-DFINAL=${arg_FINAL}"
+                                  -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/result_after_death.cmake")
+  set(environment DML_EXAMPLES_DIE_BEFORE_FINAL=0 DML_HEARTBEAT_TIMEOUT_MS=500 ${DML_MPI_TEST_ENVIRONMENT})
+  set_tests_properties("${name}" PROPERTIES LABELS "example;${target};mpi;fault" TIMEOUT 120 RESOURCE_LOCK dml_mpi COST 1000
+                                            ENVIRONMENT "${environment}")
+  if(arg_FIXTURES)
+    set_tests_properties("${name}" PROPERTIES FIXTURES_REQUIRED "${arg_FIXTURES}")
+  endif()
+endfunction()
+
 # dml_trainer_mpi_error(<target> <name> PROCESSES <n> EXIT <code> STDERR <regex> [FIXTURES <fixture>]
 #                       ARGS <arguments...> [OTHER_ARGS <arguments...>])
 # One ctest test: the trainer under mpiexec with <n> processes must exit

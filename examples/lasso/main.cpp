@@ -208,6 +208,12 @@ int main(int argc, char** argv) {
     dml::schedule::run_stats stats;
     std::uint64_t updates = 0;
     bool reporter = false;  // this process's member printed the last report
+    auto print_final = [&] {
+      std::printf("final: objective=%.10g nonzeros=%zu updates=%llu seconds=%.3f\n",
+                  lasso::objective(data, beta, o.lambda, kind), nonzeros(beta),
+                  static_cast<unsigned long long>(updates), stats.seconds);
+      std::fflush(stdout);
+    };
     launch.run([&](auto& comm) {
       lasso::program prog(data, comm.rank(), o.ranks, s);
       std::size_t changes_printed = 0;  // view-change lines printed
@@ -227,21 +233,24 @@ int main(int argc, char** argv) {
       };
       const auto st = dml::schedule::run(comm, prog, dml::schedule::dynamic{.depth = o.depth, .seed = o.seed},
                                          o.iterations);
-      if (dml::io::leader(comm)) {
+      // Every member holds the model: the reporter takes it (a survivor
+      // takes over under MPI when the reporter died after its last report).
+      auto take = [&] {
         reporter = true;
         trainer::print_view_changes(comm, changes_printed);
         trainer::print_failures_survived(st);
         beta = prog.beta();
         stats = st;
         updates = prog.updates();
-      }
+      };
+      if (dml::io::leader(comm)) take();
+      trainer::print_final_surviving(launch, comm, [&] {
+        if (!reporter) take();
+        print_final();
+      });
     });
-    // The member that reported last prints the result: member 0's process,
-    // or under MPI the lowest survivor's once member 0's process died.
-    if (reporter)
-      std::printf("final: objective=%.10g nonzeros=%zu updates=%llu seconds=%.3f\n",
-                  lasso::objective(data, beta, o.lambda, kind), nonzeros(beta),
-                  static_cast<unsigned long long>(updates), stats.seconds);
+    // In-process the members share the result: printed once, here.
+    if (reporter && launch.in_process()) print_final();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dml-lasso: %s\n", e.what());
     return 1;

@@ -465,8 +465,13 @@ class smp_lda_program {
 };
 
 /// On the launcher's ranks; `out` is the leader's (the others print nothing),
-/// and so is the result.
-lda::counts_view smp_lda(const corpus& c, const options& o, reporter& out, trainer::launcher& launch) {
+/// and so is the result. `print_result(out, counts)` prints the result; under
+/// MPI it is called here, inside the run, so that a survivor prints it when
+/// the reporting member died after its last report (in-process main() calls
+/// it, once).
+template <class PrintResult>
+lda::counts_view smp_lda(const corpus& c, const options& o, reporter& out, trainer::launcher& launch,
+                         PrintResult&& print_result) {
   const std::vector<std::uint32_t> z0 = initial_topics(c, o), doc_of = document_of(c);
   if (launch.leader()) out.sweep(0, 0.0, loglik_of(c, z0, o));
   lda::counts_view result;
@@ -475,25 +480,40 @@ lda::counts_view smp_lda(const corpus& c, const options& o, reporter& out, train
     const auto start = clock_type::now();
     std::size_t changes_printed = 0;  // view-change lines printed
     // Every member may become the one that prints: the leader is the first
-    // live member, the next one after member 0 died.
+    // live member, the next one after member 0 died. Each keeps the last
+    // sweep's numbers (the log-likelihood is a sum: the same on every member).
     std::size_t printed = 0;  // the last sweep printed (one reported again after a failure is not)
+    reporter mine{lda::csv_log("")};
     prog.on_sweep = [&](std::size_t sweep, double reporting, double ll) {
+      // The seconds of sampling and exchanging, without the log-likelihood
+      // (as dml-lda counts them).
+      const double seconds = std::chrono::duration<double>(clock_type::now() - start).count() - reporting;
+      mine.loglik = ll;
+      mine.seconds = seconds;
+      mine.iterations = sweep;
       if (!dml::io::leader(comm)) return;
       trainer::print_view_changes(comm, changes_printed);
       if (sweep == printed) return;
       printed = sweep;
-      // The seconds of sampling and exchanging, without the log-likelihood
-      // (as dml-lda counts them).
-      out.sweep(sweep, std::chrono::duration<double>(clock_type::now() - start).count() - reporting, ll);
+      out.sweep(sweep, seconds, ll);
     };
     const dml::schedule::static_rotation engine{
         .macro_sync = !o.micro_sync, .heaviest_first = !o.no_heaviest_first, .executors = 1};
     const auto st = dml::schedule::run(comm, prog, engine, o.iterations * o.ranks);
-    if (dml::io::leader(comm)) {
+    // Every member holds the counts after the last full rotation.
+    auto take = [&] {
       trainer::print_view_changes(comm, changes_printed);
       trainer::print_failures_survived(st);
+      out.loglik = mine.loglik;
+      out.seconds = mine.seconds;
+      out.iterations = mine.iterations;
       result.word_topic = prog.word_topic();
-    }
+    };
+    if (dml::io::leader(comm)) take();
+    trainer::print_final_surviving(launch, comm, [&] {
+      if (result.word_topic.empty()) take();  // took over from a reporter that died
+      print_result(out, result);
+    });
   });
   return result;
 }
@@ -648,24 +668,26 @@ int main(int argc, char** argv) {
           c.topics.empty() ? "topics" : "planted topics", how.c_str(), o.iterations, o.alpha, o.beta);
     }
     reporter out{lda::csv_log(o.csv)};
-    const lda::counts_view counts = o.serial ? serial_lda(c, o, out) : smp_lda(c, o, out, *launch);
-    // The member that reported last prints the result: member 0's process,
-    // or under MPI the lowest survivor's once member 0's process died (only
-    // it holds the counts).
-    if (counts.word_topic.empty()) return 0;
-    if (c.topics.empty()) {
-      std::printf("final: loglik=%.5f seconds=%.3f iterations=%zu\n", out.loglik, out.seconds,
-                  out.iterations);
-    } else {
-      const lda::recovery rec = lda::match_topics(c, counts, o);
-      const std::size_t T = std::min(o.top, o.vocabulary);
-      for (std::size_t p = 0; p < rec.best.size(); ++p)
-        std::printf("topic %zu: best match learned topic %zu, %zu of its %zu top words\n", p,
-                    rec.best[p].first, rec.best[p].second, T);
-      std::printf("final: loglik=%.5f seconds=%.3f recovery=%.3f least=%.3f iterations=%zu\n", out.loglik,
-                  out.seconds, rec.mean, rec.least, out.iterations);
-    }
-    std::fflush(stdout);
+    auto print_result = [&](const reporter& r, const lda::counts_view& counts) {
+      if (c.topics.empty()) {
+        std::printf("final: loglik=%.5f seconds=%.3f iterations=%zu\n", r.loglik, r.seconds, r.iterations);
+      } else {
+        const lda::recovery rec = lda::match_topics(c, counts, o);
+        const std::size_t T = std::min(o.top, o.vocabulary);
+        for (std::size_t p = 0; p < rec.best.size(); ++p)
+          std::printf("topic %zu: best match learned topic %zu, %zu of its %zu top words\n", p,
+                      rec.best[p].first, rec.best[p].second, T);
+        std::printf("final: loglik=%.5f seconds=%.3f recovery=%.3f least=%.3f iterations=%zu\n", r.loglik,
+                    r.seconds, rec.mean, rec.least, r.iterations);
+      }
+      std::fflush(stdout);
+    };
+    const lda::counts_view counts =
+        o.serial ? serial_lda(c, o, out) : smp_lda(c, o, out, *launch, print_result);
+    // In-process (and --serial) the result is printed once, here, by the
+    // process that holds it; under MPI smp_lda printed it.
+    if (counts.word_topic.empty() || !launch->in_process()) return 0;
+    print_result(out, counts);
   } catch (const trainer::agreed_error& e) {  // the same on every rank: the leader says it
     if (!launch || launch->leader())
       std::fprintf(stderr, "dml-smp-lda: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");

@@ -211,14 +211,20 @@ class mf_program {
   bool progress(dml::schedule::context& ctx) {
     const auto start = std::chrono::steady_clock::now();
     const errors train = squared_errors(by_item_), test = squared_errors(test_);
-    double sums[5] = {train.noisy, train.count, test.noisy, test.clean, test.count};
+    // With every member's count of ratings visited (exact as a double up to 2^53).
+    double sums[6] = {train.noisy, train.count, test.noisy,
+                      test.clean,  test.count,  static_cast<double>(updates_)};
     ctx.sum(sums);
     // After a failure inside progress() the engine reports that rotation
     // again (the same iteration): it counts once.
     if (ctx.iteration() + 1 != progressed_) ++rotation_;
     progressed_ = ctx.iteration() + 1;
-    last_ = {rotation_, 0, std::sqrt(sums[0] / sums[1]), std::sqrt(sums[2] / sums[4]),
-             std::sqrt(sums[3] / sums[4])};
+    last_ = {rotation_,
+             0,
+             std::sqrt(sums[0] / sums[1]),
+             std::sqrt(sums[2] / sums[4]),
+             std::sqrt(sums[3] / sums[4]),
+             static_cast<std::uint64_t>(sums[5])};
     evaluation_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (on_rotation) on_rotation(last_, evaluation_seconds_);
     return true;
@@ -227,6 +233,7 @@ class mf_program {
   struct row {
     std::size_t epoch = 0;
     double seconds = 0, train = 0, test = 0, truth = 0;
+    std::uint64_t updates = 0;  // ratings visited by all members so far
   };
   /// Called on rank 0 after each rotation, with the seconds spent evaluating so far.
   std::function<void(const row&, double)> on_rotation;
@@ -463,8 +470,20 @@ int main(int argc, char** argv) {
                                 std::to_string(o.users) + " users x " + std::to_string(o.items) + " items";
     mf_program::row last;
     double seconds = 0;
-    std::uint64_t updates = 0;
     bool reporter = false;  // this process's member printed the last report
+    auto print_result = [&] {
+      const auto visited = static_cast<unsigned long long>(last.updates);
+      if (data.truth_known) {
+        std::printf("noise %.4f: test rmse %.5f is %.1f%% above it; rmse against the noiseless truth %.5f\n",
+                    o.noise, last.test, 100 * (last.test / o.noise - 1), last.truth);
+        std::printf("final: rmse=%.5f seconds=%.3f truth=%.5f epochs=%zu updates=%llu\n", last.test, seconds,
+                    last.truth, last.epoch, visited);
+      } else {
+        std::printf("final: rmse=%.5f seconds=%.3f truth=n/a epochs=%zu updates=%llu\n", last.test, seconds,
+                    last.epoch, visited);
+      }
+      std::fflush(stdout);
+    };
     if (!launch->in_process())
       launch->run([&](auto& comm) {
         trainer::agree_on_input(comm, failure, hash_of(data, o), summary, "the rating set");
@@ -505,38 +524,24 @@ int main(int argc, char** argv) {
           .heaviest_first = !o.no_heaviest_first,
           .executors = 1};
       const auto st = dml::schedule::run(comm, prog, engine, o.rotations * o.ranks);
-      // Every rank's count of ratings visited, summed on every rank (exact:
-      // the counts travel as bytes).
-      const std::uint64_t mine = prog.updates();
-      const auto counts = comm.exchange(std::as_bytes(std::span(&mine, 1)));
-      std::uint64_t total = 0;
-      for (const auto& c : counts) {
-        std::uint64_t n = 0;
-        if (c.size() == sizeof n) std::memcpy(&n, c.data(), sizeof n);
-        total += n;
-      }
-      if (dml::io::leader(comm)) {
+      // Every member holds the last rotation's numbers (sums over the
+      // members): the reporter takes them, or under MPI a survivor, when
+      // the reporter died after its last report.
+      auto take = [&] {
         reporter = true;
         trainer::print_view_changes(comm, changes_printed);
         trainer::print_failures_survived(st);
         seconds = st.seconds - prog.evaluation_seconds();
         last = prog.last();
-        updates = total;
-      }
+      };
+      if (dml::io::leader(comm)) take();
+      trainer::print_final_surviving(*launch, comm, [&] {
+        if (!reporter) take();
+        print_result();
+      });
     });
-    // The member that reported last prints the result: member 0's process,
-    // or under MPI the lowest survivor's once member 0's process died.
-    if (!reporter) return 0;
-    const auto visited = static_cast<unsigned long long>(updates);
-    if (data.truth_known) {
-      std::printf("noise %.4f: test rmse %.5f is %.1f%% above it; rmse against the noiseless truth %.5f\n",
-                  o.noise, last.test, 100 * (last.test / o.noise - 1), last.truth);
-      std::printf("final: rmse=%.5f seconds=%.3f truth=%.5f epochs=%zu updates=%llu\n", last.test, seconds,
-                  last.truth, last.epoch, visited);
-    } else {
-      std::printf("final: rmse=%.5f seconds=%.3f truth=n/a epochs=%zu updates=%llu\n", last.test, seconds,
-                  last.epoch, visited);
-    }
+    // In-process the members share the result: printed once, here.
+    if (reporter && launch->in_process()) print_result();
   } catch (const trainer::agreed_error& e) {  // the same on every rank: the leader says it
     if (!launch || launch->leader())
       std::fprintf(stderr, "dml-smp-mf: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");

@@ -53,7 +53,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -88,10 +90,10 @@ struct rows_layout {
   [[nodiscard]] std::size_t word(std::size_t w) const { return w; }
   [[nodiscard]] std::size_t totals() const { return V; }
   [[nodiscard]] std::size_t doc(std::size_t d) const { return V + 1 + d; }
-  /// Two rows (element 0) summing the members' shares of log p(w, z) in
-  /// fixed point (see loglik_rows).
+  /// Three rows (element 0) summing the members' shares of log p(w, z) in
+  /// fixed point and the view each share was computed in (see loglik_rows).
   [[nodiscard]] std::size_t loglik() const { return V + 1 + D; }
-  [[nodiscard]] std::size_t stats() const { return V + 3 + D; }
+  [[nodiscard]] std::size_t stats() const { return V + 4 + D; }
   [[nodiscard]] std::size_t rows() const { return stats() + trainer::table_stats_rows<count>::count; }
 };
 /// counts: a member writes its share in units of 1e-4 as hi * 2^20 + lo
@@ -99,11 +101,17 @@ struct rows_layout {
 /// to the two rows, so the rows hold sums H and L of everyone's current
 /// shares and the total is H * 2^20 + L, exact to 1e-4 (enough for a
 /// per-token figure; 256 members' lo parts stay below 2^28).
+/// A failure withdraws the dead member's share, and the survivors take
+/// over its rows only in the shares they compute after it: the third row
+/// sums the view (count of view changes) each member's share was computed
+/// in, and the total is complete only when it is the live members' count
+/// times the current view (`complete`). A member that finished the sync
+/// before the failure reached it still holds a share of the old view.
 class loglik_rows {
  public:
   explicit loglik_rows(std::size_t first) : first_(first) {}
   template <class Table>
-  void set(Table& t, double share) {
+  void set(Table& t, double share, std::size_t view) {
     const auto units = static_cast<std::int64_t>(std::llround(share * 1e4));
     const std::int64_t hi = floor_div(units, std::int64_t{1} << 20),
                        lo = units - hi * (std::int64_t{1} << 20);
@@ -112,13 +120,23 @@ class loglik_rows {
     t.update(first_, delta_);
     delta_[0] = static_cast<count>(lo - lo_);
     t.update(first_ + 1, delta_);
+    delta_[0] = static_cast<count>(static_cast<std::int64_t>(view) - view_);
+    t.update(first_ + 2, delta_);
     hi_ = hi;
     lo_ = lo;
+    view_ = static_cast<std::int64_t>(view);
   }
   template <class Table>
   double total(Table& t) const {
     const double hi = t.read(first_)[0], lo = t.read(first_ + 1)[0];
     return (hi * (std::int64_t{1} << 20) + lo) * 1e-4;
+  }
+  /// Whether every one of `live` members' shares is in the table, computed
+  /// in `view` (after a sync).
+  template <class Table>
+  bool complete(Table& t, std::size_t live, std::size_t view) const {
+    return static_cast<std::int64_t>(t.read(first_ + 2)[0]) ==
+           static_cast<std::int64_t>(live) * static_cast<std::int64_t>(view);
   }
 
  private:
@@ -126,7 +144,7 @@ class loglik_rows {
     return a >= 0 ? a / b : -((-a + b - 1) / b);
   }
   std::size_t first_;
-  std::int64_t hi_ = 0, lo_ = 0;
+  std::int64_t hi_ = 0, lo_ = 0, view_ = 0;
   std::vector<count> delta_;
 };
 
@@ -281,20 +299,34 @@ outcome table_lda(trainer::launcher& launch, const settings& s, const corpus& c)
     // share of the log-likelihood and its statistics; sync; the leader
     // reads those rows, which nobody changes before the next sweep's first
     // sync -- which needs the leader.
+    // The view this member is in, from 1 (see loglik_rows).
+    auto view = [&] { return dml::fault::view_changes(comm).size() + 1; };
+    // log p(w, z) per token, when every live member's share is in the
+    // table (after a sync).
+    auto read_loglik = [&]() -> std::optional<double> {
+      if (!loglik.complete(t, comm.view().live.size(), view())) return std::nullopt;
+      double tokens = 0;
+      for (count x : t.read(at.totals())) tokens += x;  // every update keeps the sum
+      return tokens > 0 ? loglik.total(t) / tokens : 0;
+    };
     auto report = [&](std::size_t it, clock::time_point start) {
       t.sync();
       seconds += std::chrono::duration<double>(clock::now() - start).count();
-      loglik.set(t, own_share());
+      loglik.set(t, own_share(), view());
       stats.add(t);
       t.sync();
       if (dml::io::leader(comm)) {
         trainer::print_view_changes(comm, changes_printed);
-        double tokens = 0;
-        for (count x : t.read(at.totals())) tokens += x;  // every update keeps the sum
-        const double ll = tokens > 0 ? loglik.total(t) / tokens : 0;
-        print_iteration(it, seconds, ll, trainer::describe(stats.read(t)));
-        csv.row(it, seconds, ll);
-        result.loglik = ll;
+        const auto ll = read_loglik();
+        if (ll) {
+          print_iteration(it, seconds, *ll, trainer::describe(stats.read(t)));
+          csv.row(it, seconds, *ll);
+          result.loglik = *ll;
+        } else {  // a member failed during this report: some share is missing or of the old view
+          std::printf("iteration %3zu  %8.3f s  loglik n/a (a member failed during this report)\n", it,
+                      seconds);
+          std::fflush(stdout);
+        }
         result.seconds = seconds;
         result.iterations = it;
         if (it == s.iterations) {
@@ -317,6 +349,16 @@ outcome table_lda(trainer::launcher& launch, const settings& s, const corpus& c)
       }
       sweep(it, false);
       report(it, start);
+    }
+    // The result's log-likelihood once more, every member's share computed
+    // anew: the last report's may be incomplete (a failure during it).
+    t.sync();
+    loglik.set(t, own_share(), view());
+    t.sync();
+    if (dml::io::leader(comm)) {
+      trainer::print_view_changes(comm, changes_printed);
+      const auto ll = read_loglik();
+      result.loglik = ll ? *ll : std::numeric_limits<double>::quiet_NaN();
     }
     t.sync();  // nobody leaves while the leader reads the final counts
   });
@@ -342,7 +384,10 @@ summed over the ranks), how each planted topic's top words are found in the
 learned topics, and finally 'final: loglik=<per token> seconds=<s>
 recovery=<mean share of top words> least=<smallest share> iterations=<n>'
 (from a --corpus file, with no planted topics: 'final: loglik=<per token>
-seconds=<s> iterations=<n>').
+seconds=<s> iterations=<n>'). An iteration during whose report a rank
+failed prints 'loglik n/a': some rank's share of it was lost or computed
+before the survivors took over the dead rank's rows; the final value is
+computed anew after the last iteration.
 Bad arguments exit with 2, other errors with 1.)";
 
 bool parse(int argc, char** argv, settings& s) {

@@ -321,4 +321,23 @@ inline recovery match_topics(const corpus& c, const counts_view& counts, const c
   return r;
 }
 
+/// The result lines of dml-lda and dml-smp-lda: how each planted topic's
+/// top words are found in the learned topics, and the 'final:' line (from
+/// a corpus file, with no planted topics, only the 'final:' line).
+inline void print_final(const corpus& c, const counts_view& counts, const corpus_settings& s, double loglik,
+                        double seconds, std::size_t iterations) {
+  if (c.topics.empty()) {
+    std::printf("final: loglik=%.5f seconds=%.3f iterations=%zu\n", loglik, seconds, iterations);
+  } else {
+    const recovery rec = match_topics(c, counts, s);
+    const std::size_t T = std::min(s.top, s.vocabulary);
+    for (std::size_t p = 0; p < rec.best.size(); ++p)
+      std::printf("topic %zu: best match learned topic %zu, %zu of its %zu top words\n", p, rec.best[p].first,
+                  rec.best[p].second, T);
+    std::printf("final: loglik=%.5f seconds=%.3f recovery=%.3f least=%.3f iterations=%zu\n", loglik, seconds,
+                rec.mean, rec.least, iterations);
+  }
+  std::fflush(stdout);
+}
+
 }  // namespace lda

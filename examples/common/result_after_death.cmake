@@ -3,8 +3,9 @@
 # killed (DML_EXAMPLES_DIE_BEFORE_FINAL=0: member 0 ends its process with
 # SIGKILL after the last report, where it would print the result) and checks
 # that a survivor took over: exit status 0, a view change names member 0,
-# and exactly one 'final:' line, which matches FINAL with @VALUE@ replaced
-# by what LAST captured from the last progress line matching it.
+# and exactly one 'final:' line, which matches FINAL with @1@ and @2@
+# replaced by what LAST captured (its first two groups) from the last
+# progress line matching it.
 #   cmake -DCOMMAND=<a|b|c> -DLAST=<regex> -DFINAL=<regex> -P result_after_death.cmake
 string(REPLACE "|" ";" command "${COMMAND}")
 execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -16,13 +17,15 @@ if(NOT out MATCHES "\nview 1: member 0 failed; [0-9]+ members go on")
   message(FATAL_ERROR "no line names member 0's failure")
 endif()
 string(REGEX MATCHALL "[^\n]+" lines "${out}")
-set(value "")
+set(found FALSE)
 foreach(line IN LISTS lines)
   if(line MATCHES "${LAST}")
-    set(value "${CMAKE_MATCH_1}")
+    set(found TRUE)
+    set(first "${CMAKE_MATCH_1}")
+    set(second "${CMAKE_MATCH_2}")
   endif()
 endforeach()
-if(value STREQUAL "")
+if(NOT found)
   message(FATAL_ERROR "no progress line matches '${LAST}'")
 endif()
 string(REGEX MATCHALL "final: [^\n]*" finals "${out}")
@@ -30,7 +33,8 @@ list(LENGTH finals n)
 if(NOT n EQUAL 1)
   message(FATAL_ERROR "expected one 'final:' line (member 0 died before printing it), got ${n}")
 endif()
-string(REPLACE "@VALUE@" "${value}" expected "${FINAL}")
+string(REPLACE "@1@" "${first}" expected "${FINAL}")
+string(REPLACE "@2@" "${second}" expected "${expected}")
 if(NOT finals MATCHES "${expected}")
   message(FATAL_ERROR "the 'final:' line does not match '${expected}'")
 endif()

@@ -84,46 +84,28 @@ function(dml_trainer_matches_inproc target)
   endif()
 endfunction()
 
-# dml_trainer_final_after_death(<target> PROCESSES <n> EPOCHS <e> ARGS <arguments...>)
-# One ctest test: under mpiexec --enable-recovery, the reporting member 0 is
-# killed after the last report, before it prints the 'final:' line; a
-# survivor must print it (final_after_death.cmake). Needs dml::mpi and Open
-# MPI (--enable-recovery).
-function(dml_trainer_final_after_death target)
-  cmake_parse_arguments(arg "" "PROCESSES;EPOCHS" "ARGS" ${ARGN})
+# dml_trainer_result_after_death(<target> PROCESSES <n> LAST <regex> FINAL <regex> [FIXTURES <fixture>]
+#                                [NAME <text>] ARGS <arguments...>)
+# One ctest test: under mpiexec --enable-recovery, the reporting member 0
+# dies where it would print the result (DML_EXAMPLES_DIE_BEFORE_FINAL=0,
+# after the last report); a survivor must print it, once: exit 0, a view
+# change naming member 0, and one 'final:' line matching FINAL with @1@ and
+# @2@ replaced by what LAST (a progress line; the last match counts)
+# captured (result_after_death.cmake). Needs dml::mpi and Open MPI
+# (--enable-recovery).
+function(dml_trainer_result_after_death target)
+  cmake_parse_arguments(arg "" "PROCESSES;LAST;FINAL;FIXTURES;NAME" "ARGS" ${ARGN})
   if(NOT TARGET dml::mpi OR NOT DML_EXAMPLES_WITH_MPI OR NOT DML_MPI_IS_OPEN_MPI)
     return()
   endif()
-  dml_mpiexec_command(mpiexec ${arg_PROCESSES})
-  set(command ${mpiexec} --enable-recovery -x DML_EXAMPLES_DIE_BEFORE_FINAL -x DML_HEARTBEAT_TIMEOUT_MS
-              "$<TARGET_FILE:${target}>" ${arg_ARGS} --epochs ${arg_EPOCHS})
-  string(REPLACE ";" "|" command "${command}")
-  set(name "example: ${target} under mpiexec -n ${arg_PROCESSES} reports the final line after its reporter died")
-  add_test(NAME "${name}" COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${command}" "-DEPOCHS=${arg_EPOCHS}"
-                                  -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/final_after_death.cmake")
-  set(environment DML_EXAMPLES_DIE_BEFORE_FINAL=0 DML_HEARTBEAT_TIMEOUT_MS=500 ${DML_MPI_TEST_ENVIRONMENT})
-  set_tests_properties("${name}" PROPERTIES LABELS "example;${target};mpi;fault" TIMEOUT 120 RESOURCE_LOCK dml_mpi COST 1000
-                                            ENVIRONMENT "${environment}")
-endfunction()
-
-# dml_trainer_result_after_death(<target> PROCESSES <n> LAST <regex> FINAL <regex> [FIXTURES <fixture>]
-#                                ARGS <arguments...>)
-# As dml_trainer_final_after_death, for trainers with their own progress
-# and 'final:' lines: under mpiexec --enable-recovery, member 0 dies where
-# it would print the result; a survivor must print it, once. LAST matches a
-# progress line (the last match counts) and captures a value; FINAL must
-# match the one 'final:' line with @VALUE@ replaced by that value
-# (result_after_death.cmake). Needs dml::mpi and Open MPI.
-function(dml_trainer_result_after_death target)
-  cmake_parse_arguments(arg "" "PROCESSES;LAST;FINAL;FIXTURES" "ARGS" ${ARGN})
-  if(NOT TARGET dml::mpi OR NOT DML_EXAMPLES_WITH_MPI OR NOT DML_MPI_IS_OPEN_MPI)
-    return()
+  if(NOT arg_NAME)
+    set(arg_NAME "prints the result after its reporter died")
   endif()
   dml_mpiexec_command(mpiexec ${arg_PROCESSES})
   set(command ${mpiexec} --enable-recovery -x DML_EXAMPLES_DIE_BEFORE_FINAL -x DML_HEARTBEAT_TIMEOUT_MS
               "$<TARGET_FILE:${target}>" ${arg_ARGS})
   string(REPLACE ";" "|" command "${command}")
-  set(name "example: ${target} under mpiexec -n ${arg_PROCESSES} prints the result after its reporter died")
+  set(name "example: ${target} under mpiexec -n ${arg_PROCESSES} ${arg_NAME}")
   add_test(NAME "${name}" COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${command}" "-DLAST=${arg_LAST}"
                                   "-DFINAL=${arg_FINAL}"
                                   -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/result_after_death.cmake")
@@ -133,6 +115,20 @@ function(dml_trainer_result_after_death target)
   if(arg_FIXTURES)
     set_tests_properties("${name}" PROPERTIES FIXTURES_REQUIRED "${arg_FIXTURES}")
   endif()
+endfunction()
+
+# dml_trainer_final_after_death(<target> PROCESSES <n> EPOCHS <e> ARGS <arguments...>)
+# The same for the data-parallel trainers (trainer::report_final): after
+# --epochs <e>, the survivor's 'final:' line reports the model of the last
+# epoch line -- the same averaged model, evaluated by the survivor, so the
+# same loss and quality.
+function(dml_trainer_final_after_death target)
+  cmake_parse_arguments(arg "" "PROCESSES;EPOCHS" "ARGS" ${ARGN})
+  dml_trainer_result_after_death(${target} PROCESSES ${arg_PROCESSES}
+                                 NAME "reports the final line after its reporter died"
+                                 LAST "^epoch +${arg_EPOCHS} +[0-9.]+ s  loss ([0-9.]+)  [a-z]+ ([0-9.]+) "
+                                 FINAL "^final: [a-z]+=@2@ loss=@1@ seconds=[0-9.]+ bytes=[0-9]+ epochs=${arg_EPOCHS}$"
+                                 ARGS ${arg_ARGS} --epochs ${arg_EPOCHS})
 endfunction()
 
 # dml_trainer_mpi_error(<target> <name> PROCESSES <n> EXIT <code> STDERR <regex> [FIXTURES <fixture>]

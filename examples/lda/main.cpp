@@ -451,18 +451,7 @@ int main(int argc, char** argv) {
     const outcome r = table_lda(launch, s, c);
     if (!launch.leader()) return 0;
     if (!r.done) throw std::runtime_error("the run did not complete: no member finished the last iteration");
-    if (c.topics.empty()) {  // a corpus file: no planted topics to compare with
-      std::printf("final: loglik=%.5f seconds=%.3f iterations=%zu\n", r.loglik, r.seconds, r.iterations);
-    } else {
-      const recovery rec = match_topics(c, r.counts, s);
-      const std::size_t T = std::min(s.top, s.vocabulary);
-      for (std::size_t p = 0; p < rec.best.size(); ++p)
-        std::printf("topic %zu: best match learned topic %zu, %zu of its %zu top words\n", p,
-                    rec.best[p].first, rec.best[p].second, T);
-      std::printf("final: loglik=%.5f seconds=%.3f recovery=%.3f least=%.3f iterations=%zu\n", r.loglik,
-                  r.seconds, rec.mean, rec.least, r.iterations);
-    }
-    std::fflush(stdout);
+    lda::print_final(c, r.counts, s, r.loglik, r.seconds, r.iterations);
   } catch (const usage_error& e) {
     std::fprintf(stderr, "dml-lda: %s (see --help)\n", e.what());
     return 2;

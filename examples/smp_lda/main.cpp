@@ -669,18 +669,7 @@ int main(int argc, char** argv) {
     }
     reporter out{lda::csv_log(o.csv)};
     auto print_result = [&](const reporter& r, const lda::counts_view& counts) {
-      if (c.topics.empty()) {
-        std::printf("final: loglik=%.5f seconds=%.3f iterations=%zu\n", r.loglik, r.seconds, r.iterations);
-      } else {
-        const lda::recovery rec = lda::match_topics(c, counts, o);
-        const std::size_t T = std::min(o.top, o.vocabulary);
-        for (std::size_t p = 0; p < rec.best.size(); ++p)
-          std::printf("topic %zu: best match learned topic %zu, %zu of its %zu top words\n", p,
-                      rec.best[p].first, rec.best[p].second, T);
-        std::printf("final: loglik=%.5f seconds=%.3f recovery=%.3f least=%.3f iterations=%zu\n", r.loglik,
-                    r.seconds, rec.mean, rec.least, r.iterations);
-      }
-      std::fflush(stdout);
+      lda::print_final(c, counts, o, r.loglik, r.seconds, r.iterations);
     };
     const lda::counts_view counts =
         o.serial ? serial_lda(c, o, out) : smp_lda(c, o, out, *launch, print_result);

@@ -350,17 +350,47 @@ outcome table_lda(trainer::launcher& launch, const settings& s, const corpus& c)
       sweep(it, false);
       report(it, start);
     }
-    // The result's log-likelihood once more, every member's share computed
-    // anew: the last report's may be incomplete (a failure during it).
+    // The result's log-likelihood from every row, by whoever prints it: the
+    // last report's may be incomplete (a failure during it), and a member
+    // that reads every row after a sync needs nobody's share.
     t.sync();
-    loglik.set(t, own_share(), view());
-    t.sync();
-    if (dml::io::leader(comm)) {
-      trainer::print_view_changes(comm, changes_printed);
-      const auto ll = read_loglik();
-      result.loglik = ll ? *ll : std::numeric_limits<double>::quiet_NaN();
+    auto whole_loglik = [&] {
+      double ll = 0, tokens = 0;
+      for (std::size_t w = 0; w < s.vocabulary; ++w) ll += word_share(t.read(at.word(w)), s.beta);
+      for (std::size_t d = 0; d < D; ++d) ll += doc_share(t.read(at.doc(d)), s.alpha);
+      const auto totals = t.read(at.totals());
+      ll += totals_share(totals, Vb);
+      for (count x : totals) tokens += x;
+      return tokens > 0 ? ll / tokens : 0;
+    };
+    if (launch.in_process()) {
+      if (dml::io::leader(comm)) {
+        trainer::print_view_changes(comm, changes_printed);
+        if (!result.done) {  // took over from a leader that died in the last report
+          result.counts = read_words();
+          result.seconds = seconds;
+          result.iterations = s.iterations;
+          result.done = true;
+        }
+        result.loglik = whole_loglik();
+      }
+      t.sync();  // nobody leaves while the leader reads the final counts
+      return;
     }
-    t.sync();  // nobody leaves while the leader reads the final counts
+    // Under MPI every member reads the result, so that a successor of a
+    // reporter that dies from here on holds it, and prints it here
+    // (trainer::print_final_surviving); main() prints nothing more.
+    outcome held;
+    held.loglik = whole_loglik();
+    held.seconds = seconds;
+    held.iterations = s.iterations;
+    held.counts = read_words();
+    held.done = true;
+    t.sync();  // nobody leaves while the others read
+    trainer::print_final_surviving(launch, comm, [&] {
+      trainer::print_view_changes(comm, changes_printed);
+      lda::print_final(c, held.counts, s, held.loglik, held.seconds, held.iterations);
+    });
   });
   return result;
 }
@@ -449,7 +479,7 @@ int main(int argc, char** argv) {
           c.topics.empty() ? "topics" : "planted topics", s.ranks, s.transport.c_str(),
           trainer::consistency_name(s).c_str(), s.iterations, s.clocks, s.alpha, s.beta);
     const outcome r = table_lda(launch, s, c);
-    if (!launch.leader()) return 0;
+    if (!launch.in_process()) return 0;  // printed inside the run
     if (!r.done) throw std::runtime_error("the run did not complete: no member finished the last iteration");
     lda::print_final(c, r.counts, s, r.loglik, r.seconds, r.iterations);
   } catch (const usage_error& e) {

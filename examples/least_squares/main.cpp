@@ -436,11 +436,14 @@ int main(int argc, char** argv) {
           s.ranks, s.topology.c_str(), s.consistency.c_str(), s.exchange_models ? "models" : "gradients",
           s.samples, s.dim, s.batch, static_cast<double>(s.lr));
     const outcome r = train(launch, s, data, true);
-    if (launch.leader())
-      for (const auto& c : r.changes) print_view_change(c);
-    if (launch.leader())
-      std::printf("final: loss=%.6f seconds=%.3f bytes=%.0f epochs=%zu\n", static_cast<double>(r.loss),
-                  r.seconds, r.bytes, s.epochs);
+    if (!launch.leader()) return 0;
+    // Member 0 reports; under MPI a survivor that leads after member 0's
+    // process died holds no report to print: an error, not a made-up line.
+    if (r.model.size() == 0)
+      throw std::runtime_error("member 0, which reports, failed before the last report: no result to print");
+    for (const auto& c : r.changes) print_view_change(c);
+    std::printf("final: loss=%.6f seconds=%.3f bytes=%.0f epochs=%zu\n", static_cast<double>(r.loss),
+                r.seconds, r.bytes, s.epochs);
   } catch (const usage_error& e) {
     std::fprintf(stderr, "dml-least-squares: %s (see --help)\n", e.what());
     return 2;

@@ -39,6 +39,7 @@
 #include <cstdio>
 #include <exception>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,16 @@ struct outcome {
   double truth_rmse = 0;
 };
 
+/// The result lines: how close the test RMSE comes to the noise, and 'final:'.
+void print_result(const outcome& r, const problem_size& p, std::size_t epochs) {
+  std::printf("noise %.4f: test rmse %.4f is %.1f%% above it; rmse against the noiseless truth %.4f\n",
+              static_cast<double>(p.noise), r.last.quality, 100 * (r.last.quality / p.noise - 1),
+              r.truth_rmse);
+  std::printf("final: rmse=%.5f loss=%.5f seconds=%.3f bytes=%.0f epochs=%zu\n", r.last.quality, r.last.loss,
+              r.last.seconds, r.last.bytes, epochs);
+  std::fflush(stdout);
+}
+
 template <class Consistency>
 outcome train(trainer::launcher& launch, const dml::topology::any& topology, const Consistency& consistency,
               const settings& s, const problem_size& p, const problem& data, trainer::progress& out) {
@@ -127,6 +138,20 @@ outcome train(trainer::launcher& launch, const dml::topology::any& topology, con
     const std::size_t steps = n / ranks / s.cb_size;
     double seconds = 0;
 
+    // The averaged model of the last report (every member holds it), evaluated.
+    auto evaluate = [&](std::size_t epoch) {
+      const auto all = mean.eigen();
+      std::vector<float> avg(size);
+      for (std::size_t i = 0; i < size; ++i) avg[i] = static_cast<float>(all[static_cast<Eigen::Index>(i)]);
+      const auto [test_rmse, truth_rmse] = rmse(avg, p, data.test);
+      result.last = {epoch,
+                     seconds,
+                     rmse(avg, p, data.train).first,
+                     test_rmse,
+                     all[static_cast<Eigen::Index>(size)] * static_cast<double>(ranks),
+                     all[static_cast<Eigen::Index>(size + 1)]};
+      result.truth_rmse = truth_rmse;
+    };
     auto report = [&](std::size_t epoch, clock::time_point start) {
       auto all = mean.eigen();
       for (std::size_t i = 0; i < size; ++i) all[static_cast<Eigen::Index>(i)] = model[i];
@@ -136,16 +161,7 @@ outcome train(trainer::launcher& launch, const dml::topology::any& topology, con
       mean.gather();
       seconds += std::chrono::duration<double>(clock::now() - start).count();
       if (dml::io::leader(comm)) {  // member 0, or the lowest survivor once it failed
-        std::vector<float> avg(size);
-        for (std::size_t i = 0; i < size; ++i) avg[i] = static_cast<float>(all[static_cast<Eigen::Index>(i)]);
-        const auto [test_rmse, truth_rmse] = rmse(avg, p, data.test);
-        result.last = {epoch,
-                       seconds,
-                       rmse(avg, p, data.train).first,
-                       test_rmse,
-                       all[static_cast<Eigen::Index>(size)] * static_cast<double>(ranks),
-                       all[static_cast<Eigen::Index>(size + 1)]};
-        result.truth_rmse = truth_rmse;
+        evaluate(epoch);
         out.add(result.last);
       }
       mean.barrier();
@@ -191,6 +207,12 @@ outcome train(trainer::launcher& launch, const dml::topology::any& topology, con
       }
       report(epoch, start);
     }
+    // Under MPI the result survives the reporting member: a survivor that
+    // took over evaluates the last report's averaged model and prints it.
+    trainer::print_final_surviving(launch, comm, [&] {
+      if (result.last.epoch != s.epochs) evaluate(s.epochs);
+      print_result(result, p, s.epochs);
+    });
   });
   return result;
 }
@@ -237,13 +259,9 @@ int main(int argc, char** argv) {
     const outcome r = trainer::with_policies(s, [&](auto topology, auto consistency) {
       return train(launch, topology, consistency, s, p, data, out);
     });
-    if (launch.leader()) {
-      std::printf("noise %.4f: test rmse %.4f is %.1f%% above it; rmse against the noiseless truth %.4f\n",
-                  static_cast<double>(p.noise), r.last.quality, 100 * (r.last.quality / p.noise - 1),
-                  r.truth_rmse);
-      std::printf("final: rmse=%.5f loss=%.5f seconds=%.3f bytes=%.0f epochs=%zu\n", r.last.quality,
-                  r.last.loss, r.last.seconds, r.last.bytes, s.epochs);
-    }
+    // In-process the members share the result: printed once, here (under
+    // MPI train() printed it).
+    if (launch.in_process()) print_result(r, p, s.epochs);
   } catch (const trainer::usage_error& e) {
     std::fprintf(stderr, "dml-mf-hogwild: %s (see --help)\n", e.what());
     return 2;

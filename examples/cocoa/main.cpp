@@ -284,7 +284,6 @@ void train(Comm& comm, const options& o, const evaluation& ev) {
   filter_choice filter = make_filter(o.filter, o.seed * 7919 + k);
   double largest_payload = 0, seconds = 0;
   std::vector<double> w;
-  const bool leader = dml::io::leader(comm);
 
   auto report = [&](std::size_t round) {
     auto sums = reduce.span();
@@ -296,7 +295,9 @@ void train(Comm& comm, const options& o, const evaluation& ev) {
     sums[width + 2] = largest_payload;
     reduce.scatter();
     reduce.gather();
-    if (!leader) return;
+    // Member 0 prints, or the lowest survivor once it failed (every member
+    // holds the agreed v).
+    if (!dml::io::leader(comm)) return;
     cocoa::weights_of(p, dv.agreed(), w);
     const double objective = cocoa::primal(p, w);
     const double gap = objective - cocoa::dual(p, sums[width], sums.first(width));

@@ -313,6 +313,8 @@ struct outcome {
   bool done = false;
 };
 
+void print_final(const outcome& r, const graph& g);
+
 // ---- the serial reference --------------------------------------------------------------
 
 /// Plain power iteration over the edge list, written independently of the
@@ -515,10 +517,7 @@ outcome table_pagerank(trainer::launcher& launch, const graph& g, const settings
     add_change(K, change);
     t.sync();
     const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (dml::io::leader(comm)) {
-      trainer::print_view_changes(comm, changes_printed);
-      print_complete(K);
-      outcome& r = result;
+    auto read_result = [&](outcome& r) {
       r.change = t.read(at.change(K))[K % B];
       r.ranks.assign(n, 0.0);
       const double base = t.read(at.base(K % 2))[0];
@@ -531,8 +530,28 @@ outcome table_pagerank(trainer::launcher& launch, const graph& g, const settings
       r.seconds = total;
       r.iterations = K;
       r.done = true;
+    };
+    if (dml::io::leader(comm)) {
+      trainer::print_view_changes(comm, changes_printed);
+      print_complete(K);
     }
-    t.sync();  // nobody leaves while the leader reads its rows
+    if (launch.in_process()) {
+      if (dml::io::leader(comm)) read_result(result);
+      t.sync();  // nobody leaves while the leader reads its rows
+      return;
+    }
+    // Under MPI every member reads the result, so that a successor of a
+    // leader that dies from here on holds it; the 'final:' line is printed
+    // here (trainer::print_final_surviving), the rest by main() on the
+    // member that printed it.
+    outcome held;
+    read_result(held);
+    t.sync();  // nobody leaves while the others read
+    trainer::print_final_surviving(launch, comm, [&] {
+      trainer::print_view_changes(comm, changes_printed);
+      result = std::move(held);
+      print_final(result, g);
+    });
   });
   return result;
 }
@@ -713,9 +732,11 @@ int main(int argc, char** argv) {
                          .c_str(),
           s.iterations, s.block);
     const outcome r = s.serial ? serial_pagerank(g, s.iterations, true) : table_pagerank(launch, g, s);
-    if (!launch.leader() || !r.done) return 0;
+    // In-process (and --serial) the leader's result; under MPI the member
+    // that printed the 'final:' line holds it.
+    if (!r.done || (launch.in_process() && !launch.leader())) return 0;
     if (!s.out.empty()) write_ranks(s.out, r.ranks);
-    print_final(r, g);
+    if (s.serial || launch.in_process()) print_final(r, g);
     if (s.check_serial && !check_against_serial(r, g, s.iterations)) return 1;
   } catch (const usage_error& e) {
     std::fprintf(stderr, "dml-pagerank: %s (see --help)\n", e.what());

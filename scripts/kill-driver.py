@@ -28,8 +28,10 @@ then after a process was killed during its PMIx wire-up, in the first
 ~0.1 s) is ended by the driver and judged by its processes' statuses; the
 summary counts such runs separately.
 Anything else is a failure: a hang (no end within the limit), exit status 0
-without a complete result (a lie), or an error that does not name the dead
-member. Open MPI 4.1's mpirun returns 0 under --enable-recovery whatever its
+without a complete result (a lie: no 'final:' line, or one whose seconds,
+epochs, iterations, rounds, updates or bytes are 0 when the undisturbed
+run's are not, i.e. printed from a record nobody filled), or an error that
+does not name the dead member. Open MPI 4.1's mpirun returns 0 under --enable-recovery whatever its
 processes return, so each rank runs under a small shell wrapper that records
 its own exit status.
 
@@ -52,6 +54,11 @@ import threading
 import time
 
 FINAL = re.compile(r"^final: (\w+)=(-?[0-9.]+)", re.M)
+# A final line whose counters are zero was printed from a record nobody
+# filled (a member that took over the report without the result): its
+# quality is made up, however good it looks (an rmse of 0 is "better").
+EMPTY_FINAL = re.compile(r"^final: .*\b(?:seconds=0\.0+|(?:epochs|iterations|rounds|updates|bytes)=0)(?:\s|$)",
+                         re.M)
 # Final values for which lower is better (dml-mf prints rmse=...); the
 # tolerance then bounds how far above the undisturbed run a survivor may end.
 LOWER_IS_BETTER = {"rmse", "loss", "mse", "error", "objective"}
@@ -272,7 +279,7 @@ class Run:
         return bool(m) and m[-1][0] in LOWER_IS_BETTER
 
 
-def classify(a, run, reference):
+def classify(a, run, reference, reference_output=""):
     """(outcome, detail): outcome is survived, error, no-kill or a failure."""
     if run.hung:
         return "HANG", f"no end within {run.seconds:.1f} s"
@@ -291,6 +298,9 @@ def classify(a, run, reference):
     if all(s == 0 for s in statuses):
         if q is None:
             return "LIE", "exit status 0 without a final line"
+        empty = EMPTY_FINAL.search(run.output)
+        if empty and not EMPTY_FINAL.search(reference_output):
+            return "LIE", f"exit status 0 with a final line of zeros: {empty.group(0).strip()!r}"
         if run.lower_is_better():
             if q > reference + a.tolerance:
                 return "LIE", f"exit status 0 with {q:.4f} > {reference + a.tolerance:.4f} (lower is better)"
@@ -350,7 +360,7 @@ def main():
         else:
             at = rng.uniform(0, min(total, a.within) if a.within else total)
         run = Run(a, victim, at).go(limit)
-        outcome, detail = classify(a, run, reference)
+        outcome, detail = classify(a, run, reference, ref.output)
         if run.launcher_stuck is not None:
             detail += (f" (every process had ended, mpirun had not {run.launcher_stuck:.0f} s later:"
                        " ended by the driver)")

@@ -137,6 +137,7 @@ outcome train(trainer::launcher& launch, const dml::topology::any& topology, con
     std::vector<std::size_t> rows;  // changed rows since the last scatter
     const std::size_t steps = n / ranks / s.cb_size;
     double seconds = 0;
+    std::size_t changes_printed = 0;  // view changes printed (by the reporting member)
 
     // The averaged model of the last report (every member holds it), evaluated.
     auto evaluate = [&](std::size_t epoch) {
@@ -161,6 +162,7 @@ outcome train(trainer::launcher& launch, const dml::topology::any& topology, con
       mean.gather();
       seconds += std::chrono::duration<double>(clock::now() - start).count();
       if (dml::io::leader(comm)) {  // member 0, or the lowest survivor once it failed
+        trainer::print_view_changes(comm, changes_printed);
         evaluate(epoch);
         out.add(result.last);
       }
@@ -241,7 +243,8 @@ int main(int argc, char** argv) {
       }))
     return *exit;
   try {
-    trainer::launcher launch(s.transport, s.ranks, argc, argv);  // starts MPI for --transport mpi_rma / mpi
+    // Starts MPI for --transport mpi_rma / mpi; in-process, arms --kill-after.
+    trainer::launcher launch(s.transport, s.ranks, argc, argv, trainer::planned_kills(s));
     problem data = generate(p, s.seed);
     if (s.limit != 0 && s.limit < data.train.size()) data.train.resize(s.limit);
     if (s.test_limit != 0 && s.test_limit < data.test.size()) data.test.resize(s.test_limit);

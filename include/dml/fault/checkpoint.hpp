@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
 /// @file
 /// Checkpoints: a set of vectors plus a little training state (clock, epoch,
-/// user bytes) in one file, replaced atomically on every save and loaded
-/// back only when the whole file checks out.
+/// user bytes) in one file, replaced atomically on every save (optionally
+/// keeping the replaced one as `<path>.prev`) and loaded back only when the
+/// whole file checks out.
 ///
 /// File format (version 1), all integers little-endian:
 ///
@@ -263,6 +264,25 @@ inline std::string directory_of(const std::string& path) {
   return parent.empty() ? std::string(".") : parent.string();
 }
 
+/// A fresh temporary name next to `base`: `<base>.tmp.<pid>.<n>`.
+inline std::string temporary_name(const std::string& base) {
+  return base + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(temporary_counter()++);
+}
+
+/// The suffix of the previous generation's file (checkpoint::keep_previous).
+inline constexpr std::string_view previous_suffix = ".prev";
+
+/// Flushes a directory's entries to disk: 0, or the errno of the failure.
+/// EINVAL (the file system cannot flush directories) counts as success.
+inline int sync_directory(const std::string& dir) {
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return errno;
+  const int synced = ::fsync(dfd);
+  const int err = errno;
+  ::close(dfd);
+  return synced != 0 && err != EINVAL ? err : 0;
+}
+
 /// Writes one checkpoint into a fresh temporary file next to the target and
 /// renames it over the target on commit(). Until then the target is never
 /// touched; if the writer is destroyed uncommitted (an exception) the
@@ -274,7 +294,7 @@ class atomic_file_writer {
     // same pid, or another host on a shared file system) is skipped, never
     // reused.
     for (int attempt = 0; attempt < 1000; ++attempt) {
-      temp_ = target_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(temporary_counter()++);
+      temp_ = temporary_name(target_);
       fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
       if (fd_ >= 0) break;
       if (errno != EEXIST) fail("cannot create the temporary file ", temp_, errno);
@@ -310,27 +330,50 @@ class atomic_file_writer {
   }
 
   /// Flushes the data to stable storage, renames the temporary file over the
-  /// target and flushes the directory entry.
-  void commit() {
+  /// target and flushes the directory entry. With `keep_previous`, the file
+  /// the rename replaces is first made `<target>.prev` (keep_replaced()).
+  void commit(bool keep_previous) {
     flush_buffer();
     if (::fsync(fd_) != 0) fail("cannot flush to disk (fsync) the temporary file ", temp_, errno);
     const int fd = std::exchange(fd_, -1);
     if (::close(fd) != 0) fail("cannot close the temporary file ", temp_, errno);
+    if (keep_previous) keep_replaced();
     if (::rename(temp_.c_str(), target_.c_str()) != 0)
       fail("cannot rename the temporary file ", temp_, errno);
     committed_ = true;
     const std::string dir = directory_of(target_);
-    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) fail_after_rename(dir, errno);
-    const int synced = ::fsync(dfd);
-    const int err = errno;
-    ::close(dfd);
-    // EINVAL: the file system cannot flush directories; nothing more to do.
-    if (synced != 0 && err != EINVAL) fail_after_rename(dir, err);
+    if (const int err = sync_directory(dir); err != 0) fail_after_rename(dir, err);
   }
 
  private:
   static constexpr std::size_t buffer_capacity = std::size_t{1} << 20;
+
+  /// Makes `<target>.prev` the file now at `<target>`, if there is one, while
+  /// `<target>` stays as it is: a hard link `<target>.prev.tmp.<pid>.<n>` to
+  /// it is renamed over `<target>.prev`, so at every instant `<target>.prev`
+  /// is either the generation before or the one `<target>` holds, and
+  /// `<target>` is never missing. The directory is flushed before
+  /// commit() replaces `<target>`, so that after a power failure the new
+  /// checkpoint is never on disk without the kept one.
+  void keep_replaced() {
+    const std::string previous = target_ + std::string(previous_suffix);
+    std::string link_name;
+    int err = EEXIST;
+    for (int attempt = 0; attempt < 1000 && err == EEXIST; ++attempt) {
+      link_name = temporary_name(previous);
+      err = ::link(target_.c_str(), link_name.c_str()) == 0 ? 0 : errno;
+    }
+    if (err == ENOENT) return;  // no checkpoint yet (the temporary file shows the directory exists)
+    if (err != 0) fail("cannot keep the previous checkpoint: cannot link it to ", link_name, err);
+    if (::rename(link_name.c_str(), previous.c_str()) != 0) {
+      err = errno;
+      ::unlink(link_name.c_str());
+      fail("cannot keep the previous checkpoint: cannot rename ", link_name + " to " + previous, err);
+    }
+    const std::string dir = directory_of(target_);
+    if (const int e = sync_directory(dir); e != 0)
+      fail("cannot keep the previous checkpoint: cannot flush to disk (fsync) the directory ", dir, e);
+  }
 
   [[noreturn]] void fail(const char* what, const std::string& file, int err) const {
     throw data_error(target_, 0,
@@ -418,11 +461,13 @@ inline std::uint32_t check_header(const std::string& path, std::span<const std::
   return load_le<std::uint32_t>(first.data() + 12);
 }
 
-/// Reads up to out.size() bytes; fewer only at the end of the file.
-inline std::size_t read_some(const std::string& path, int fd, std::span<std::byte> out) {
+/// Reads up to out.size() bytes at `offset`; fewer only at the end of the file.
+inline std::size_t read_some(const std::string& path, int fd, std::span<std::byte> out,
+                             std::uint64_t offset) {
   std::size_t have = 0;
   while (have < out.size()) {
-    const ::ssize_t n = ::read(fd, out.data() + have, out.size() - have);
+    const ::ssize_t n =
+        ::pread(fd, out.data() + have, out.size() - have, static_cast<::off_t>(offset + have));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw data_error(path, 0, "cannot read the checkpoint: " + system_message(errno));
     if (n == 0) break;
@@ -430,6 +475,34 @@ inline std::size_t read_some(const std::string& path, int fd, std::span<std::byt
   }
   return have;
 }
+
+/// A checkpoint file open for reading, known to be a regular file of `size`
+/// bytes; data_error when it cannot be opened or is not a regular file.
+struct input_file {
+  explicit input_file(const std::string& path) {
+    // O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever
+    // before fstat() could refuse it (it changes nothing for regular files).
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) throw data_error(path, 0, "cannot open the checkpoint: " + system_message(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+      const int err = errno;
+      ::close(fd);
+      throw data_error(path, 0, "cannot read the checkpoint: " + system_message(err));
+    }
+    if (!S_ISREG(st.st_mode)) {
+      ::close(fd);
+      throw data_error(path, 0, "cannot read the checkpoint: not a regular file");
+    }
+    size = static_cast<std::uint64_t>(st.st_size);
+  }
+  input_file(const input_file&) = delete;
+  input_file& operator=(const input_file&) = delete;
+  ~input_file() { ::close(fd); }
+
+  int fd = -1;
+  std::uint64_t size = 0;
+};
 
 /// The whole file; data_error when it cannot be opened or read. The header
 /// is checked first, so a file that is not a checkpoint (or has a damaged
@@ -439,21 +512,10 @@ inline std::size_t read_some(const std::string& path, int fd, std::span<std::byt
 /// its real size once that is known to be plausible.
 inline std::vector<std::byte> read_file(const std::string& path, std::uint64_t limit,
                                         const std::string& limit_reason) {
-  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever
-  // before fstat() could refuse it (it changes nothing for regular files).
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw data_error(path, 0, "cannot open the checkpoint: " + system_message(errno));
-  struct closer {
-    int fd;
-    ~closer() { ::close(fd); }
-  } guard{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0)
-    throw data_error(path, 0, "cannot read the checkpoint: " + system_message(errno));
-  if (!S_ISREG(st.st_mode)) throw data_error(path, 0, "cannot read the checkpoint: not a regular file");
-  const auto size = static_cast<std::uint64_t>(st.st_size);
+  const input_file in(path);
+  const std::uint64_t size = in.size;
   std::array<std::byte, header_size> first{};
-  const std::size_t got = read_some(path, fd, first);
+  const std::size_t got = read_some(path, in.fd, first, 0);
   (void)check_header(path, std::span(first).first(got), size);
   if (size > limit)
     throw data_error(path, 0,
@@ -461,9 +523,74 @@ inline std::vector<std::byte> read_file(const std::string& path, std::uint64_t l
                          std::to_string(limit) + " a checkpoint of " + limit_reason + " can have");
   std::vector<std::byte> bytes(static_cast<std::size_t>(size) + 1);  // + 1: notices a file that grew
   std::copy(first.begin(), first.end(), bytes.begin());
-  const std::size_t rest = read_some(path, fd, std::span(bytes).subspan(header_size));
+  const std::size_t rest = read_some(path, in.fd, std::span(bytes).subspan(header_size), header_size);
   bytes.resize(header_size + rest);
   return bytes;
+}
+
+/// The message of a size in the header or the vector table that the file
+/// cannot hold.
+inline std::string exceeds_file_size(std::uint64_t size) {
+  return "corrupted: the sizes in the header and vector table exceed the file size " + std::to_string(size);
+}
+
+/// The user byte count, checked against the file's `size` (a file with
+/// `count` vectors whose header and sizes were checked by check_header).
+inline std::uint64_t user_size_of(const std::string& path, std::span<const std::byte> header,
+                                  std::uint32_t count, std::uint64_t size) {
+  const std::uint64_t user_size = load_le<std::uint64_t>(header.data() + 40);
+  const std::uint64_t start = header_size + std::uint64_t{count} * entry_size;
+  if (user_size > size - trailer_size - start) throw data_error(path, 0, exceeds_file_size(size));
+  return user_size;
+}
+
+/// Table row k (`row`: entry_size bytes), checked against the file's `size`;
+/// `offset` is where its data starts and is advanced past it.
+inline entry entry_at(const std::string& path, std::uint32_t k, const std::byte* row, std::uint64_t size,
+                      std::uint64_t& offset) {
+  auto fail = [&](const std::string& reason) { throw data_error(path, 0, reason); };
+  entry e;
+  e.code = load_le<std::uint32_t>(row);
+  e.element_size = load_le<std::uint32_t>(row + 4);
+  e.length = load_le<std::uint64_t>(row + 8);
+  e.clock = load_le<std::uint64_t>(row + 16);
+  if (e.code == 0 || e.code >= type_sizes.size())
+    fail("vector " + std::to_string(k) + " has an unknown element type (code " + std::to_string(e.code) +
+         ")");
+  if (e.element_size != type_sizes[e.code])
+    fail("corrupted: vector " + std::to_string(k) + " records element size " +
+         std::to_string(e.element_size) + " for type " + type_name(e.code));
+  if (e.length > (size - trailer_size - offset) / e.element_size) fail(exceeds_file_size(size));
+  e.offset = static_cast<std::size_t>(offset);
+  offset += e.length * e.element_size;
+  return e;
+}
+
+/// Throws unless the table's rows, which end at `offset`, account for the
+/// whole file.
+inline void check_accounted(const std::string& path, std::uint64_t offset, std::uint64_t size) {
+  if (offset != size - trailer_size)
+    throw data_error(path, 0,
+                     "corrupted: the header and vector table account for " +
+                         std::to_string(offset + trailer_size) + " bytes, the file has " +
+                         std::to_string(size));
+}
+
+/// Throws unless a file of `size` bytes can hold the fixed parts of a
+/// checkpoint of `count` vectors.
+inline void check_fits(const std::string& path, std::uint32_t count, std::uint64_t size) {
+  if (size < header_size + std::uint64_t{count} * entry_size + trailer_size)
+    throw data_error(path, 0,
+                     "corrupted: the header records " + std::to_string(size) + " bytes, too few for " +
+                         plural(count, "vector"));
+}
+
+/// Throws unless the trailer holds the CRC-32 `computed`.
+inline void check_crc(const std::string& path, std::uint32_t stored, std::uint32_t computed) {
+  if (stored != computed)
+    throw data_error(path, 0,
+                     "checksum mismatch (stored CRC-32 " + hex32(stored) + ", computed " + hex32(computed) +
+                         "): the file is corrupted");
 }
 
 /// The parts of a checkpoint that do not depend on the program's vectors.
@@ -477,56 +604,98 @@ struct parsed {
 /// Checks everything that can be checked without the program's vectors:
 /// the header, both checksums and the table's consistency.
 inline parsed parse(const std::string& path, std::span<const std::byte> file) {
-  auto fail = [&](const std::string& reason) { throw data_error(path, 0, reason); };
   const std::size_t size = file.size();
   const std::uint32_t count = check_header(path, file.first(std::min(size, header_size)), size);
-  const std::uint64_t fixed = header_size + std::uint64_t{count} * entry_size + trailer_size;
-  if (size < fixed)
-    fail("corrupted: the header records " + std::to_string(size) + " bytes, too few for " +
-         plural(count, "vector"));
-  const std::uint32_t stored = load_le<std::uint32_t>(file.data() + size - trailer_size);
-  const std::uint32_t computed = crc32_of(file.first(size - trailer_size));
-  if (stored != computed)
-    fail("checksum mismatch (stored CRC-32 " + hex32(stored) + ", computed " + hex32(computed) +
-         "): the file is corrupted");
+  check_fits(path, count, size);
+  check_crc(path, load_le<std::uint32_t>(file.data() + size - trailer_size),
+            crc32_of(file.first(size - trailer_size)));
 
   parsed p;
   p.clock = load_le<std::uint64_t>(file.data() + 24);
   p.epoch = load_le<std::uint64_t>(file.data() + 32);
-  const std::uint64_t user_size = load_le<std::uint64_t>(file.data() + 40);
-  // Checked sums: every size below is bounded by the file size first.
+  const std::uint64_t user_size = user_size_of(path, file, count, size);
+  // Every size below is bounded by the file size before it is used.
   std::uint64_t offset = header_size + std::uint64_t{count} * entry_size;
-  auto consistent = [&](std::uint64_t more) {
-    if (more > size - trailer_size - offset)
-      fail("corrupted: the sizes in the header and vector table exceed the file size " +
-           std::to_string(size));
-    offset += more;
-  };
-  consistent(user_size);
-  p.user = file.subspan(static_cast<std::size_t>(offset - user_size), static_cast<std::size_t>(user_size));
+  p.user = file.subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(user_size));
+  offset += user_size;
   p.table.resize(count);
-  for (std::uint32_t k = 0; k < count; ++k) {
-    const std::byte* row = file.data() + header_size + std::size_t{k} * entry_size;
-    entry& e = p.table[k];
-    e.code = load_le<std::uint32_t>(row);
-    e.element_size = load_le<std::uint32_t>(row + 4);
-    e.length = load_le<std::uint64_t>(row + 8);
-    e.clock = load_le<std::uint64_t>(row + 16);
-    if (e.code == 0 || e.code >= type_sizes.size())
-      fail("vector " + std::to_string(k) + " has an unknown element type (code " + std::to_string(e.code) +
-           ")");
-    if (e.element_size != type_sizes[e.code])
-      fail("corrupted: vector " + std::to_string(k) + " records element size " +
-           std::to_string(e.element_size) + " for type " + type_name(e.code));
-    if (e.length > (size - trailer_size - offset) / e.element_size)
-      fail("corrupted: the sizes in the header and vector table exceed the file size " +
-           std::to_string(size));
-    e.offset = static_cast<std::size_t>(offset);
-    offset += e.length * e.element_size;
+  for (std::uint32_t k = 0; k < count; ++k)
+    p.table[k] = entry_at(path, k, file.data() + header_size + std::size_t{k} * entry_size, size, offset);
+  check_accounted(path, offset, size);
+  return p;
+}
+
+/// What peek_file() finds: the state without the vectors' data.
+struct peeked {
+  std::uint64_t clock = 0;
+  std::uint64_t epoch = 0;
+  std::vector<std::byte> user;
+  std::vector<std::uint64_t> vector_clocks;
+};
+
+/// Checks a checkpoint as parse() does, reading it in fixed-size chunks
+/// instead of into memory, and returns its state. Memory: one chunk, then,
+/// once the whole file has checked out, the user bytes (refused above
+/// `max_user_bytes` from the header alone) and 8 bytes per vector (whose
+/// 24-byte table rows are in the file, so their number is bounded by its
+/// real size). Time: one read of the file.
+inline peeked peek_file(const std::string& path, std::size_t max_user_bytes) {
+  const input_file in(path);
+  const std::uint64_t size = in.size;
+  std::array<std::byte, header_size> header{};
+  const std::size_t got = read_some(path, in.fd, header, 0);
+  const std::uint32_t count = check_header(path, std::span(header).first(got), size);
+  check_fits(path, count, size);
+  // The header's own checksum vouches for these: a size the file cannot
+  // hold, or more user bytes than allowed, is refused before the file is read.
+  const std::uint64_t user_size = user_size_of(path, header, count, size);
+  if (user_size > max_user_bytes)
+    throw data_error(path, 0,
+                     "the checkpoint has " + std::to_string(user_size) +
+                         " user bytes, more than max_user_bytes() = " + std::to_string(max_user_bytes));
+  auto read_exactly = [&](std::span<std::byte> out, std::uint64_t offset) {
+    const std::size_t n = read_some(path, in.fd, out, offset);
+    if (n != out.size())  // the file shrank since fstat()
+      throw data_error(path, 0,
+                       "truncated: expected " + std::to_string(size) +
+                           " bytes (as the header records), found " + std::to_string(offset + n));
+  };
+
+  // Pass 1: the checksum of everything before the trailer.
+  constexpr std::size_t chunk_size = std::size_t{64} << 10;
+  const auto chunk = std::make_unique_for_overwrite<std::byte[]>(chunk_size);
+  crc32 crc;
+  crc.update(header);
+  for (std::uint64_t at = header_size; at < size - trailer_size;) {
+    const std::span<std::byte> part(
+        chunk.get(), static_cast<std::size_t>(std::min<std::uint64_t>(chunk_size, size - trailer_size - at)));
+    read_exactly(part, at);
+    crc.update(part);
+    at += part.size();
   }
-  if (offset != size - trailer_size)
-    fail("corrupted: the header and vector table account for " + std::to_string(offset + trailer_size) +
-         " bytes, the file has " + std::to_string(size));
+  std::array<std::byte, trailer_size> trailer{};
+  read_exactly(trailer, size - trailer_size);
+  check_crc(path, load_le<std::uint32_t>(trailer.data()), crc.value());
+
+  // Pass 2: the table and the user bytes.
+  peeked p;
+  p.clock = load_le<std::uint64_t>(header.data() + 24);
+  p.epoch = load_le<std::uint64_t>(header.data() + 32);
+  const std::uint64_t user_at = header_size + std::uint64_t{count} * entry_size;
+  std::uint64_t offset = user_at + user_size;
+  p.vector_clocks.reserve(count);
+  constexpr std::uint32_t rows_per_chunk = chunk_size / entry_size;
+  for (std::uint32_t k = 0; k < count;) {
+    const std::uint32_t rows = std::min(rows_per_chunk, count - k);
+    const std::span<std::byte> part(chunk.get(), std::size_t{rows} * entry_size);
+    read_exactly(part, header_size + std::uint64_t{k} * entry_size);
+    for (std::uint32_t i = 0; i < rows; ++i, ++k)
+      p.vector_clocks.push_back(
+          entry_at(path, k, part.data() + std::size_t{i} * entry_size, size, offset).clock);
+  }
+  check_accounted(path, offset, size);
+  p.user.resize(static_cast<std::size_t>(user_size));
+  read_exactly(p.user, user_at);
   return p;
 }
 
@@ -611,6 +780,16 @@ concept checkpoint_vector = (detail::vector_shape<std::remove_reference_t<V>> &&
 /// temporary file is removed and `dml::data_error` names `<path>` and the
 /// operating system's reason.
 ///
+/// **Two generations** (`keep_previous(true)`): before the rename, the file
+/// at `<path>` is hard-linked as `<path>.prev.tmp.<pid>.<n>`, that link is
+/// renamed over `<path>.prev` and the directory is flushed. A crash before
+/// the first rename leaves (old, older) at (`<path>`, `<path>.prev`),
+/// between the two renames (old, old), after the second (new, old): both
+/// names always hold complete checkpoints, of consecutive generations or the
+/// same one. A program that saves one file per member resumes from the
+/// newest clock that every member has in one of its two files, and
+/// `previous()` reads the older one.
+///
 /// **Stale temporary files.** A process killed during a save leaves its
 /// temporary file behind. Loading never reads it and later saves never
 /// reuse its name (a new one is created exclusively), so it does no harm but
@@ -623,7 +802,8 @@ concept checkpoint_vector = (detail::vector_shape<std::remove_reference_t<V>> &&
 /// `dml::data_error` with the path and a reason that says what is wrong.
 /// Memory: the whole file, and a file larger than the caller's vectors plus
 /// max_user_bytes() (and the fixed parts) is refused before it is read, so
-/// sizes written in a hostile file never decide an allocation.
+/// sizes written in a hostile file never decide an allocation. `peek()`
+/// checks the file the same way without the vectors and returns its state.
 ///
 /// A `dml::dist_vector`'s clock() is recorded in the file and returned by
 /// load() in `state::vector_clocks`, but it is not restored: a vector's
@@ -669,6 +849,27 @@ class checkpoint {
 
   /// The file this checkpoint is stored in.
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
+
+  /// Whether save() keeps the checkpoint it replaces as `<path>.prev`
+  /// (default: no).
+  [[nodiscard]] bool keep_previous() const noexcept { return keep_previous_; }
+  /// Makes save() keep the checkpoint it replaces as `<path>.prev`, so that
+  /// two generations are on disk: at every instant of a save (and after a
+  /// crash at any point in it) `<path>` holds the old or the new checkpoint
+  /// and `<path>.prev` the one before the old or the old one. Programs that
+  /// save one file per member need this to find a step that every member
+  /// has saved after a crash between two members' saves. Off, save() leaves
+  /// `<path>.prev` alone.
+  void keep_previous(bool keep) noexcept { keep_previous_ = keep; }
+
+  /// The previous generation: a checkpoint at `<path>.prev` with the same
+  /// max_user_bytes(), for peek(), load() and exists(). (Its own
+  /// keep_previous() is off; saving to it is allowed but unusual.)
+  [[nodiscard]] checkpoint previous() const {
+    checkpoint p(path_ + std::string(detail::previous_suffix));
+    p.max_user_bytes_ = max_user_bytes_;
+    return p;
+  }
 
   /// True when a regular file exists at path() (it is not opened or checked:
   /// load() does that).
@@ -725,23 +926,43 @@ class checkpoint {
       return {};
   }
 
-  /// Deletes the temporary files `<path>.tmp.<pid>.<n>` that saves killed
-  /// mid-write left behind, and returns how many. Call it only when no save
-  /// to this path is running (in any process), e.g. at start-up.
+  /// Reads the state saved in the file (clock, epoch, user bytes and the
+  /// vectors' clocks) without the vectors: the file is checked as load()
+  /// checks it (magic number, version, size, both checksums, the table),
+  /// except against the program's vectors, and read in chunks, so memory is
+  /// a small buffer plus the user bytes and 8 bytes per vector. More user
+  /// bytes than max_user_bytes() are refused. Every problem is a
+  /// `dml::data_error` naming path() and the reason, as load()'s are.
+  [[nodiscard]] state peek() const {
+    detail::peeked p = detail::peek_file(path_, max_user_bytes_);
+    return {p.clock, p.epoch, std::move(p.user), std::move(p.vector_clocks)};
+  }
+
+  /// Deletes the temporary files `<path>.tmp.<pid>.<n>` and
+  /// `<path>.prev.tmp.<pid>.<n>` that saves killed mid-write left behind,
+  /// and returns how many. Call it only when no save to this path is
+  /// running (in any process), e.g. at start-up.
   std::size_t remove_temporaries() const {
     namespace fs = std::filesystem;
     const fs::path target(path_);
-    const std::string prefix = target.filename().string() + ".tmp.";
+    const std::string name_prefix = target.filename().string();
     auto digits = [](std::string_view t) {
       return !t.empty() && t.find_first_not_of("0123456789") == std::string_view::npos;
+    };
+    // The rest of a name after `<path>.tmp.` or `<path>.prev.tmp.`, or "".
+    auto after_prefix = [&](std::string_view name) {
+      if (name.substr(0, name_prefix.size()) != name_prefix) return std::string_view();
+      name.remove_prefix(name_prefix.size());
+      if (name.substr(0, detail::previous_suffix.size()) == detail::previous_suffix)
+        name.remove_prefix(detail::previous_suffix.size());
+      return name.substr(0, 5) == ".tmp." ? name.substr(5) : std::string_view();
     };
     std::size_t removed = 0;
     std::error_code ec;
     for (fs::directory_iterator it(detail::directory_of(path_), ec); !ec && it != fs::directory_iterator();
          it.increment(ec)) {
       const std::string name = it->path().filename().string();
-      if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
-      const std::string_view rest = std::string_view(name).substr(prefix.size());  // <pid>.<n>
+      const std::string_view rest = after_prefix(name);  // <pid>.<n>
       const auto dot = rest.find('.');
       if (dot == std::string_view::npos || !digits(rest.substr(0, dot)) || !digits(rest.substr(dot + 1)))
         continue;
@@ -789,7 +1010,7 @@ class checkpoint {
     };
     (write_data(vectors), ...);
     w.write_crc();
-    w.commit();
+    w.commit(keep_previous_);
   }
 
   template <class... Vs>
@@ -834,6 +1055,7 @@ class checkpoint {
 
   std::string path_;
   std::size_t max_user_bytes_ = default_max_user_bytes;
+  bool keep_previous_ = false;
 };
 
 }  // namespace fault

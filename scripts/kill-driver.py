@@ -107,6 +107,9 @@ def parse_args():
                    "reporting member)")
     p.add_argument("--mpirun", default="mpirun")
     p.add_argument("--table", help="also write the summary as Markdown to this file")
+    p.add_argument("--save-output", metavar="DIR",
+                   help="write each run's whole output (and, under mpi, each rank's exit status) "
+                   "to DIR/run-<N>.txt")
     p.add_argument("args", nargs=argparse.REMAINDER, help="-- then the trainer's own options")
     a = p.parse_args()
     if a.args and a.args[0] == "--":
@@ -374,6 +377,13 @@ def main():
             tail = "\n    ".join(run.output.strip().splitlines()[-6:])
             detail += "\n    " + tail
         when = f"{run.killed_at:.2f}" if run.killed_at is not None else f"({at:.2f})"
+        if a.save_output:
+            os.makedirs(a.save_output, exist_ok=True)
+            with open(os.path.join(a.save_output, f"run-{i + 1}.txt"), "w") as f:
+                f.write(f"kill member {victim} at {when} s: {outcome}: {detail}\n")
+                if a.mode == "mpi":
+                    f.write(f"exit status by rank: {dict(sorted(run.rank_status.items()))}\n")
+                f.write(run.output)
         print(f"run {i + 1:3d}: kill member {victim} at {when} s: {outcome}: {detail}", flush=True)
     rows = [("runs", a.runs)] + sorted(counts.items())
     table = "| outcome | runs |\n|---|---|\n" + "".join(f"| {k} | {v} |\n" for k, v in rows)

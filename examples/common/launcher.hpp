@@ -162,8 +162,14 @@ inline void die_here_if_asked(dml::member_id rank) {
 /// that printed the progress lines died after the last of them (the
 /// survivors, done with the run, would otherwise exit 0 without a result).
 /// `print()` prints from what this member holds: every member must hold
-/// the result by then. In-process this does nothing (main() prints once,
-/// after the run).
+/// the result by then. A second barrier keeps every member here until all
+/// have left the first: a member killed inside the first can let some
+/// members complete it while another is still waiting, and without the
+/// second those would exit, the one left behind would take them for dead
+/// (a view of one member) and print the result a second time; with it, they
+/// are still there to tell it in the recovery that the first barrier
+/// completed. In-process this does nothing (main() prints once, after the
+/// run).
 template <class Comm, class Print>
 void print_final_surviving(const launcher& launch, Comm& comm, Print&& print) {
   if (launch.in_process()) return;
@@ -177,6 +183,7 @@ void print_final_surviving(const launcher& launch, Comm& comm, Print&& print) {
   print_if_reporter();
   dml::fault::barrier(comm);
   if (!printed) print_if_reporter();
+  dml::fault::barrier(comm);
 }
 
 }  // namespace trainer

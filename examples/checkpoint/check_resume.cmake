@@ -1,10 +1,17 @@
 # SPDX-License-Identifier: BSL-1.0
 # Runs dml-checkpoint-demo for ctest in fresh directories under WORK.
-#   cmake -DTOOL=<exe> -DMODE=resume|refuse -DWORK=<dir> -P check_resume.cmake
-# resume: a run stopped after step 30 and resumed prints, from step 40 on,
-#         exactly what an uninterrupted run prints.
-# refuse: resuming with another --dim or --seed, or with one rank's file
-#         missing, fails with a message saying so.
+#   cmake -DTOOL=<exe> -DMODE=resume|refuse|interrupted|killed -DWORK=<dir> -P check_resume.cmake
+# resume:      a run stopped after step 30 and resumed prints, from step 40
+#              on, exactly what an uninterrupted run prints.
+# refuse:      resuming with another --dim or --seed, past --steps, with a
+#              damaged file, or with no step that every rank holds, fails
+#              with a message saying so.
+# interrupted: files left by a save interrupted between ranks (some ranks at
+#              step 40, the others at 30), built from real runs: the resume
+#              starts from step 30, says why, and then prints what an
+#              uninterrupted run prints.
+# killed:      the demo killed (SIGKILL) at pseudo-random moments and resumed
+#              until it finishes ends as an uninterrupted run does.
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 
@@ -26,7 +33,13 @@ function(run expect out_var err_var)
   set(${err_var} "${err}" PARENT_SCOPE)
 endfunction()
 
-function(require text regex)
+# require(<text> <regex parts...>): the parts, joined, must match <text>.
+function(require text)
+  set(regex "")
+  math(EXPR last "${ARGC} - 1")
+  foreach(i RANGE 1 ${last})
+    string(APPEND regex "${ARGV${i}}")  # ARGV<i>, not ARGN: keeps a ";" in a part
+  endforeach()
   if(NOT text MATCHES "${regex}")
     message(FATAL_ERROR "output does not match: ${regex}")
   endif()
@@ -61,9 +74,119 @@ elseif(MODE STREQUAL "refuse")
   require("${err}" "/c/rank-[0-3]\\.ckpt: member [0-3]: written by a run with another --seed; this run has --seed 2\n$")
   run(1 out err --dir "${WORK}/c" --steps 10 --resume)
   require("${err}" "the checkpoint is at step 20, past --steps 10\n$")
-  file(REMOVE "${WORK}/c/rank-2.ckpt")
+  # A file that exists but fails its checks stops the resume and is named,
+  # even the older generation.
+  file(RENAME "${WORK}/c/rank-1.ckpt.prev" "${WORK}/c/saved")
+  file(WRITE "${WORK}/c/rank-1.ckpt.prev" "damaged")
   run(1 out err --dir "${WORK}/c" --steps 20 --resume)
-  require("${err}" "member [0-3]: rank [0-3] resumes from step (0|20) but rank [0-3] from step (0|20) \\(a save was interrupted between ranks\\)")
+  require("${err}" "/c/rank-1\\.ckpt\\.prev: member 1: not a dml checkpoint \\(bad magic number\\)\n$")
+  file(RENAME "${WORK}/c/saved" "${WORK}/c/rank-1.ckpt.prev")
+  # Without both of one rank's files, no step is held by every rank.
+  file(REMOVE "${WORK}/c/rank-2.ckpt" "${WORK}/c/rank-2.ckpt.prev")
+  run(1 out err --dir "${WORK}/c" --steps 20 --resume)
+  require("${err}" "member [0-3]: no step is saved by every rank \\(steps held: rank 0: 20, 10; rank 1: 20, 10; "
+                   "rank 2: none; rank 3: 20, 10\\); remove the directory to start over\n$")
+elseif(MODE STREQUAL "interrupted")
+  # from_step40(<out> <text>): the lines of <text> from "step 40 " on.
+  function(from_step40 out_var text)
+    string(FIND "${text}" "\nstep 40 " at)
+    if(at EQUAL -1)
+      message(FATAL_ERROR "no step 40 in:\n${text}")
+    endif()
+    math(EXPR at "${at} + 1")
+    string(SUBSTRING "${text}" ${at} -1 tail)
+    set(${out_var} "${tail}" PARENT_SCOPE)
+  endfunction()
+  run(0 whole err --dir "${WORK}/whole" --steps 60)
+  from_step40(whole_tail "${whole}")
+  string(REGEX MATCH "step 30 mse ([0-9.]+)" _ "${whole}")
+  set(mse30 "${CMAKE_MATCH_1}")
+  # Every rank at step 30 (and 20) in at30, at step 40 (and 30) in at40.
+  run(0 out err --dir "${WORK}/at30" --steps 60 --stop-after 30)
+  file(COPY "${WORK}/at30/" DESTINATION "${WORK}/at40")
+  run(0 out err --dir "${WORK}/at40" --steps 60 --resume --stop-after 40)
+  require("${out}" "\nstep 40 mse [0-9.]+, saved\nstopped after step 40\n$")
+  # A save of step 40 interrupted after rank 0's file (ranks 1 to 3 still at
+  # 30), and one interrupted before it (rank 0 still at 30).
+  foreach(case IN ITEMS ahead behind)
+    set(dir "${WORK}/${case}")
+    file(COPY "${WORK}/at40/" DESTINATION "${dir}")
+    if(case STREQUAL "ahead")
+      set(lagging 1 2 3)
+      set(who "ranks 1, 2 and 3 have")
+    else()
+      set(lagging 0)
+      set(who "rank 0 has")
+    endif()
+    foreach(r IN LISTS lagging)
+      foreach(name IN ITEMS "rank-${r}.ckpt" "rank-${r}.ckpt.prev")
+        file(COPY_FILE "${WORK}/at30/${name}" "${dir}/${name}")
+      endforeach()
+    endforeach()
+    run(0 resumed err --dir "${dir}" --steps 60 --resume)
+    require("${resumed}" "^4 ranks, [^\n]*\n${who} no checkpoint of step 40 \\(a save was interrupted, or a file is gone\\); "
+                         "resuming from step 30, the newest step every rank saved\n"
+                         "resumed from [^\n]*/${case} at step 30 \\(epoch 0\\), mse ${mse30}\nstep 40 ")
+    from_step40(resumed_tail "${resumed}")
+    if(NOT resumed_tail STREQUAL whole_tail)
+      message(FATAL_ERROR "the resumed run differs from the uninterrupted one:\n${resumed_tail}\nversus\n${whole_tail}")
+    endif()
+  endforeach()
+elseif(MODE STREQUAL "killed")
+  # Saving every step, most moments are inside some rank's save, and many
+  # fall between two ranks' saves of the same step.
+  set(args --steps 3000 --every 1)
+  run(0 whole err --dir "${WORK}/whole" ${args})
+  set(dir "${WORK}/killed")
+  set(seed 20261123)  # the moments of the kills; where they land depends on the machine's speed
+  set(kills 0)
+  set(fallbacks 0)
+  set(finished "")
+  foreach(attempt RANGE 1 200)
+    math(EXPR seed "(${seed} * 1103515245 + 12345) % 2147483648")
+    math(EXPR ms "100 + (${seed} / 65536) % 250")  # 0.1 to 0.35 s: three digits
+    execute_process(COMMAND "${TOOL}" --dir "${dir}" ${args} --resume TIMEOUT 0.${ms}
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    if(out MATCHES "newest step every rank saved")
+      math(EXPR fallbacks "${fallbacks} + 1")
+    endif()
+    if(rc STREQUAL "0")
+      set(finished "${out}")
+      break()
+    elseif(rc MATCHES "timeout")
+      math(EXPR kills "${kills} + 1")
+    else()
+      message(FATAL_ERROR "run ${attempt} (to be killed after 0.${ms} s) failed with ${rc}:\n${err}")
+    endif()
+  endforeach()
+  if(finished STREQUAL "")
+    run(0 finished err --dir "${dir}" ${args} --resume)
+  endif()
+  message("${kills} runs killed, ${fallbacks} of the resumes fell back to an older step")
+  # The last run's lines from its first step on are the uninterrupted run's.
+  if(NOT finished MATCHES "resumed from [^\n]* at step ([0-9]+) ")
+    message(FATAL_ERROR "the last run did not resume:\n${finished}")
+  endif()
+  set(step "${CMAKE_MATCH_1}")
+  if(step EQUAL 3000)
+    set(marker "\nfinal: ")
+  else()
+    math(EXPR next "${step} + 1")
+    set(marker "\nstep ${next} mse ")
+  endif()
+  string(FIND "${whole}" "${marker}" at)
+  math(EXPR at "${at} + 1")
+  string(SUBSTRING "${whole}" ${at} -1 tail)
+  string(FIND "${finished}" "${marker}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "no '${marker}' in the last run's output:\n${finished}")
+  endif()
+  math(EXPR at "${at} + 1")
+  string(SUBSTRING "${finished}" ${at} -1 resumed_tail)
+  if(NOT tail STREQUAL resumed_tail)
+    message(FATAL_ERROR "the resumed run differs from the uninterrupted one:\n${resumed_tail}\nversus\n${tail}")
+  endif()
+  require("${resumed_tail}" "final: step 3000 mse [0-9.]+\n$")
 else()
-  message(FATAL_ERROR "MODE must be resume or refuse")
+  message(FATAL_ERROR "MODE must be resume, refuse, interrupted or killed")
 endif()

@@ -15,8 +15,19 @@
 // the last bits; saving one rank's model for all would make a resumed run
 // differ slightly from an uninterrupted one. Each file is replaced
 // atomically, but the set of files is not: a crash between two ranks'
-// saves leaves files of different steps, which --resume detects (all ranks
-// compare their steps) and reports.
+// saves leaves files of different steps (rank 0 at step 40, the others at
+// 30). So each rank keeps two generations (keep_previous: the replaced file
+// becomes rank-<r>.ckpt.prev), and --resume continues from the newest step
+// that every rank holds in one of its two files, saying so when that is not
+// the newest step saved. The ranks save in lock-step (a step's gather()
+// needs every rank, and each saves before its next scatter()), so no rank
+// is ever more than one save ahead, and a crash at any moment leaves a
+// common step; --resume loses at most the interrupted save.
+//
+// A missing file offers no step. A file that exists but fails its checks
+// (damaged on disk: a crash never leaves one, the saves being atomic) stops
+// --resume with an error naming it, rather than quietly resuming from older
+// data; removing that file resumes from the other generation.
 #include <dml/dml.hpp>
 #include <dml/fault.hpp>
 #include <dml/vector/eigen.hpp>
@@ -25,6 +36,7 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
@@ -32,6 +44,7 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <span>
 #include <stdexcept>
@@ -74,6 +87,49 @@ double mse(const dataset& d, const Eigen::VectorXf& w) {
   return static_cast<double>((d.x * w - d.y).squaredNorm()) / static_cast<double>(d.x.rows());
 }
 
+// One of a rank's two checkpoint files and the step it holds.
+struct generation {
+  std::uint64_t step;
+  dml::fault::checkpoint file;
+};
+
+// The generations this rank can resume from, newest first: a missing file
+// offers nothing; peek() throws dml::data_error naming a file that exists but
+// fails its checks.
+std::vector<generation> generations_of(const dml::fault::checkpoint& ck) {
+  std::vector<generation> held;
+  for (const dml::fault::checkpoint& file : {ck, ck.previous()})
+    if (file.exists()) {
+      const std::uint64_t step = file.peek().clock;
+      // Both files hold the same step after a crash between their renames.
+      if (held.empty() || held.front().step != step) held.push_back({step, file});
+    }
+  return held;
+}
+
+// The newest step held by every rank (held[r]: rank r's steps), if any.
+std::optional<std::uint64_t> newest_common_step(const std::vector<std::vector<std::uint64_t>>& held) {
+  std::optional<std::uint64_t> best;
+  if (held.empty()) return best;
+  for (const std::uint64_t step : held.front()) {
+    const bool everywhere = std::all_of(held.begin(), held.end(), [&](const std::vector<std::uint64_t>& h) {
+      return std::find(h.begin(), h.end(), step) != h.end();
+    });
+    if (everywhere && (!best || step > *best)) best = step;
+  }
+  return best;
+}
+
+// "rank 2" or "ranks 1, 2 and 3".
+std::string rank_list(const std::vector<std::size_t>& ranks_listed) {
+  std::string text = ranks_listed.size() == 1 ? "rank " : "ranks ";
+  for (std::size_t i = 0; i < ranks_listed.size(); ++i) {
+    if (i > 0) text += i + 1 == ranks_listed.size() ? " and " : ", ";
+    text += std::to_string(ranks_listed[i]);
+  }
+  return text;
+}
+
 // The seed as the checkpoint's user bytes, least significant byte first.
 std::vector<std::byte> seed_bytes(std::uint64_t seed) {
   std::vector<std::byte> b(8);
@@ -85,37 +141,60 @@ void train(dml::comm::inproc::context& comm, const settings& s, const dataset& d
   const std::size_t rank = comm.rank();
   const auto dim = static_cast<Eigen::Index>(s.dim);
   const std::uint64_t steps_per_epoch = s.samples / (ranks * batch);
-  const dml::fault::checkpoint ck(s.dir + "/rank-" + std::to_string(rank) + ".ckpt");
+  dml::fault::checkpoint ck(s.dir + "/rank-" + std::to_string(rank) + ".ckpt");
+  ck.keep_previous(true);  // two generations: see the top of this file
 
   Eigen::VectorXf w = Eigen::VectorXf::Zero(dim), m = Eigen::VectorXf::Zero(dim);
   // The checkpoint reads and writes Eigen's memory through spans.
   auto model = [&] { return std::span<float>(w.data(), s.dim); };
   auto velocity = [&] { return std::span<float>(m.data(), s.dim); };
 
-  std::uint64_t step = 0;
   // Only this rank saves to this path, and it is not saving yet: leftovers
   // of a save that was killed can go.
   ck.remove_temporaries();
-  if (s.resume && ck.exists()) {
-    const auto state = ck.load(model(), velocity());
-    if (state.user != seed_bytes(s.seed))
-      throw dml::data_error(
-          ck.path(), 0,
-          "written by a run with another --seed; this run has --seed " + std::to_string(s.seed));
-    step = state.clock;
+  const std::vector<generation> mine = s.resume ? generations_of(ck) : std::vector<generation>{};
+  // All ranks must resume from the same step: each tells the others which
+  // steps it holds. This collective also keeps rank 0 from saving (below)
+  // before every rank has looked at its files.
+  std::vector<std::uint64_t> my_steps;
+  for (const generation& gen : mine) my_steps.push_back(gen.step);
+  const auto records = comm.exchange(std::as_bytes(std::span(my_steps)));
+  std::vector<std::vector<std::uint64_t>> held(records.size());
+  std::uint64_t newest = 0;  // the newest step any rank saved
+  bool any = false;          // any rank has a checkpoint
+  for (std::size_t r = 0; r < records.size(); ++r) {
+    held[r].resize(records[r].size() / sizeof(std::uint64_t));
+    std::memcpy(held[r].data(), records[r].data(), held[r].size() * sizeof(std::uint64_t));
+    if (!held[r].empty()) any = true;
+    for (const std::uint64_t step : held[r]) newest = std::max(newest, step);
   }
-  // All ranks must resume from the same step. This collective also keeps
-  // rank 0 from saving (below) before every rank has finished loading.
-  const auto steps_seen = comm.exchange(std::as_bytes(std::span(&step, 1)));
-  for (std::size_t r = 0; r < steps_seen.size(); ++r) {
-    std::uint64_t other = 0;
-    std::memcpy(&other, steps_seen[r].data(), sizeof other);
-    if (other != step)
+  std::uint64_t step = 0;
+  if (any) {
+    const std::optional<std::uint64_t> common = newest_common_step(held);
+    if (!common) {
+      std::string steps;
+      for (std::size_t r = 0; r < held.size(); ++r) {
+        steps += (r > 0 ? "; rank " : "rank ") + std::to_string(r) + ": ";
+        for (std::size_t k = 0; k < held[r].size(); ++k)
+          steps += (k > 0 ? ", " : "") + std::to_string(held[r][k]);
+        if (held[r].empty()) steps += "none";
+      }
       throw dml::data_error(
           s.dir, 0,
-          "rank " + std::to_string(r) + " resumes from step " + std::to_string(other) + " but rank " +
-              std::to_string(rank) + " from step " + std::to_string(step) +
-              " (a save was interrupted between ranks); remove the directory to start over");
+          "no step is saved by every rank (steps held: " + steps + "); remove the directory to start over");
+    }
+    step = *common;
+    const auto from =
+        std::find_if(mine.begin(), mine.end(), [&](const generation& gen) { return gen.step == step; });
+    const auto state = from->file.load(model(), velocity());
+    if (state.clock != step)  // replaced since peek(): another run in the same directory
+      throw dml::data_error(from->file.path(), 0,
+                            "holds step " + std::to_string(state.clock) + " but held step " +
+                                std::to_string(step) + " a moment ago; is another run saving here?");
+    if (state.user != seed_bytes(s.seed))
+      throw dml::data_error(
+          from->file.path(), 0,
+          "written by a run with another --seed; this run has --seed " + std::to_string(s.seed));
   }
   if (step > s.steps)
     throw dml::data_error(
@@ -123,9 +202,18 @@ void train(dml::comm::inproc::context& comm, const settings& s, const dataset& d
         "the checkpoint is at step " + std::to_string(step) + ", past --steps " + std::to_string(s.steps));
   dml::io::print(comm, "%zu ranks, %zu features, %zu steps, checkpoints every %zu steps in %s", ranks, s.dim,
                  s.steps, s.every, s.dir.c_str());
-  if (s.resume && step == 0)
-    dml::io::print(comm, "no checkpoint in %s; starting from step 0", s.dir.c_str());
-  else if (s.resume)
+  if (s.resume && !any) dml::io::print(comm, "no checkpoint in %s; starting from step 0", s.dir.c_str());
+  if (any && step != newest) {
+    std::vector<std::size_t> behind;  // the ranks without the newest step saved
+    for (std::size_t r = 0; r < held.size(); ++r)
+      if (std::find(held[r].begin(), held[r].end(), newest) == held[r].end()) behind.push_back(r);
+    dml::io::print(comm,
+                   "%s %s no checkpoint of step %llu (a save was interrupted, or a file is gone); "
+                   "resuming from step %llu, the newest step every rank saved",
+                   rank_list(behind).c_str(), behind.size() == 1 ? "has" : "have",
+                   static_cast<unsigned long long>(newest), static_cast<unsigned long long>(step));
+  }
+  if (any)
     dml::io::print(comm, "resumed from %s at step %llu (epoch %llu), mse %.6f", s.dir.c_str(),
                    static_cast<unsigned long long>(step),
                    static_cast<unsigned long long>(step / steps_per_epoch), mse(data, w));
@@ -163,9 +251,10 @@ void train(dml::comm::inproc::context& comm, const settings& s, const dataset& d
 
 constexpr const char* description =
     R"(Least-squares SGD with momentum on 4 in-process ranks. Every K steps (default 10)
-each rank saves its model to DIR/rank-<r>.ckpt (default DIR: dml-checkpoint-demo.d).
---stop-after S stops after step S as an interrupted run would; --resume continues
-from the checkpoints in DIR (or starts at step 0 when there are none).)";
+each rank saves its model to DIR/rank-<r>.ckpt (default DIR: dml-checkpoint-demo.d),
+keeping the one before as rank-<r>.ckpt.prev. --stop-after S stops after step S as
+an interrupted run would; --resume continues from the newest step that every rank
+has saved in DIR (or starts at step 0 when there are none).)";
 
 // The command line into s: --help printed (false), or parsed.
 bool parse(int argc, char** argv, settings& s) {

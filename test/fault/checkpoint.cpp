@@ -971,7 +971,7 @@ TEST_CASE("a save with keep_previous killed at a random moment leaves two consec
   std::mt19937 rng(20261123);  // the sleeps; where the kills land depends on the machine
   std::uint64_t newest = 1, prev = 0;
   int both_same = 0, advanced = 0;
-  for (std::uint64_t round = 1; round <= 8; ++round) {
+  for (std::uint64_t round = 1; round <= 16; ++round) {
     const std::uint64_t first = round * 1000;
     const pid_t child = ::fork();
     REQUIRE(child >= 0);
@@ -985,7 +985,7 @@ TEST_CASE("a save with keep_previous killed at a random moment leaves two consec
       }
       ::_exit(3);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 200));
+    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 150));
     REQUIRE(::kill(child, SIGKILL) == 0);
     int status = 0;
     REQUIRE(::waitpid(child, &status, 0) == child);

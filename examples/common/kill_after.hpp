@@ -8,7 +8,10 @@
 #include "cli.hpp"
 
 #include <chrono>
+#include <csignal>
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +19,20 @@
 #include <vector>
 
 namespace trainer {
+
+/// Fault injection at a chosen point, for tests under MPI: when the
+/// environment variable `variable` names `rank`, the process ends itself
+/// with SIGKILL there -- a moment a kill from outside hits only by chance.
+/// DML_EXAMPLES_DIE_BEFORE_FINAL: the reporting member, where it would print
+/// the 'final:' line (after the last report's collectives);
+/// DML_EXAMPLES_DIE_BEFORE_AGREE: a member that has loaded its input, before
+/// the ranks compare their inputs (same_input.hpp).
+inline void die_here_if_asked(const char* variable, std::size_t rank) {
+  const char* v = std::getenv(variable);
+  if (v == nullptr || *v == '\0' || std::to_string(rank) != v) return;
+  std::fflush(stdout);
+  std::raise(SIGKILL);
+}
 
 /// (member, seconds after the start) per --kill-after.
 using kill_plan = std::vector<std::pair<std::size_t, double>>;

@@ -12,9 +12,9 @@
 #include <dml/io.hpp>
 
 #include "cli.hpp"
+#include "kill_after.hpp"
 
 #include <chrono>
-#include <csignal>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -142,18 +142,6 @@ void print_failures_survived(const Stats& st) {
   std::fflush(stdout);
 }
 
-/// Fault injection for the tests of print_final_surviving: under MPI, the member
-/// named by the environment variable DML_EXAMPLES_DIE_BEFORE_FINAL, when
-/// it is the reporting member, ends its process with SIGKILL where it would
-/// print the 'final:' line -- after the last report's collectives, the
-/// moment a kill from outside hits only by chance.
-inline void die_here_if_asked(dml::member_id rank) {
-  const char* v = std::getenv("DML_EXAMPLES_DIE_BEFORE_FINAL");
-  if (v == nullptr || *v == '\0' || std::to_string(rank) != v) return;
-  std::fflush(stdout);
-  std::raise(SIGKILL);
-}
-
 /// Under MPI, at the end of the run body, on every member: `print()` runs
 /// on the reporting member (the first live one), then every member meets
 /// in dml::fault::barrier, which survives failures, and when the reporter
@@ -176,7 +164,7 @@ void print_final_surviving(const launcher& launch, Comm& comm, Print&& print) {
   bool printed = false;
   auto print_if_reporter = [&] {
     if (!dml::io::leader(comm)) return;
-    die_here_if_asked(comm.rank());
+    die_here_if_asked("DML_EXAMPLES_DIE_BEFORE_FINAL", comm.rank());
     print();
     printed = true;
   };

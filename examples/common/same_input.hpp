@@ -6,7 +6,11 @@
 // for a rank that gave up. Nothing here is dml API.
 #pragma once
 
+#include <dml/error.hpp>
+#include <dml/fault/membership.hpp>
+
 #include "cli.hpp"
+#include "kill_after.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -80,7 +84,20 @@ void agree_on_input(Comm& comm, const std::exception_ptr& failure, std::uint64_t
   record[0] = static_cast<std::byte>(mine);
   std::memcpy(record.data() + 1, &hash, sizeof hash);
   std::memcpy(record.data() + head, text.data(), text.size());
-  const auto records = comm.exchange(record);
+  // A member that dies meanwhile (it was still loading, say) is left out:
+  // the survivors agree on a view without it and compare their inputs.
+  die_here_if_asked("DML_EXAMPLES_DIE_BEFORE_AGREE", comm.rank());
+  std::vector<std::vector<std::byte>> records;
+  for (;;) {
+    try {
+      records = comm.exchange(record);
+      break;
+    } catch (const dml::peer_failure&) {
+      const auto before = comm.view().epoch;
+      dml::fault::recover(comm);  // throws under fault::policy::abort, naming the member
+      if (comm.view().epoch == before) throw;
+    }
+  }
   const auto& live = comm.view().live;
   struct entry {
     detail::outcome result;

@@ -85,16 +85,24 @@ function(dml_trainer_matches_inproc target)
 endfunction()
 
 # dml_trainer_result_after_death(<target> PROCESSES <n> LAST <regex> FINAL <regex> [FIXTURES <fixture>]
-#                                [NAME <text>] ARGS <arguments...>)
+#                                [NAME <text>] [DIE <variable> MEMBER <m>] ARGS <arguments...>)
 # One ctest test: under mpiexec --enable-recovery, the reporting member 0
 # dies where it would print the result (DML_EXAMPLES_DIE_BEFORE_FINAL=0,
 # after the last report); a survivor must print it, once: exit 0, a view
 # change naming member 0, and one 'final:' line matching FINAL with @1@ and
 # @2@ replaced by what LAST (a progress line; the last match counts)
-# captured (result_after_death.cmake). Needs dml::mpi and Open MPI
-# (--enable-recovery).
+# captured (result_after_death.cmake). DIE and MEMBER choose another
+# injection point and member (DML_EXAMPLES_DIE_BEFORE_AGREE: before the
+# ranks compare their inputs; examples/common/kill_after.hpp). Needs
+# dml::mpi and Open MPI (--enable-recovery).
 function(dml_trainer_result_after_death target)
-  cmake_parse_arguments(arg "" "PROCESSES;LAST;FINAL;FIXTURES;NAME" "ARGS" ${ARGN})
+  cmake_parse_arguments(arg "" "PROCESSES;LAST;FINAL;FIXTURES;NAME;DIE;MEMBER" "ARGS" ${ARGN})
+  if(NOT arg_DIE)
+    set(arg_DIE DML_EXAMPLES_DIE_BEFORE_FINAL)
+  endif()
+  if(NOT arg_MEMBER)
+    set(arg_MEMBER 0)
+  endif()
   if(NOT TARGET dml::mpi OR NOT DML_EXAMPLES_WITH_MPI OR NOT DML_MPI_IS_OPEN_MPI)
     return()
   endif()
@@ -102,14 +110,14 @@ function(dml_trainer_result_after_death target)
     set(arg_NAME "prints the result after its reporter died")
   endif()
   dml_mpiexec_command(mpiexec ${arg_PROCESSES})
-  set(command ${mpiexec} --enable-recovery -x DML_EXAMPLES_DIE_BEFORE_FINAL -x DML_HEARTBEAT_TIMEOUT_MS
+  set(command ${mpiexec} --enable-recovery -x ${arg_DIE} -x DML_HEARTBEAT_TIMEOUT_MS
               "$<TARGET_FILE:${target}>" ${arg_ARGS})
   string(REPLACE ";" "|" command "${command}")
   set(name "example: ${target} under mpiexec -n ${arg_PROCESSES} ${arg_NAME}")
   add_test(NAME "${name}" COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${command}" "-DLAST=${arg_LAST}"
-                                  "-DFINAL=${arg_FINAL}"
+                                  "-DFINAL=${arg_FINAL}" "-DMEMBER=${arg_MEMBER}"
                                   -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/result_after_death.cmake")
-  set(environment DML_EXAMPLES_DIE_BEFORE_FINAL=0 DML_HEARTBEAT_TIMEOUT_MS=500 ${DML_MPI_TEST_ENVIRONMENT})
+  set(environment ${arg_DIE}=${arg_MEMBER} DML_HEARTBEAT_TIMEOUT_MS=500 ${DML_MPI_TEST_ENVIRONMENT})
   set_tests_properties("${name}" PROPERTIES LABELS "example;${target};mpi;fault" TIMEOUT 120 RESOURCE_LOCK dml_mpi COST 1000
                                             ENVIRONMENT "${environment}")
   if(arg_FIXTURES)

@@ -655,7 +655,7 @@ int main(int argc, char** argv) {
       });
     }
     const corpus& c = *made;
-    if (leader) {
+    if (launch->leader()) {  // asked again: member 0 may have died while the input was agreed
       std::string how = o.serial ? std::string("serial") : std::to_string(o.ranks) + " ranks";
       if (!launch->in_process()) how += " (" + o.transport + ")";
       how += o.serial ? "" : ", static rotation";

@@ -488,7 +488,7 @@ int main(int argc, char** argv) {
       launch->run([&](auto& comm) {
         trainer::agree_on_input(comm, failure, hash_of(data, o), summary, "the rating set");
       });
-    if (leader) {
+    if (launch->leader()) {  // asked again: member 0 may have died while the input was agreed
       if (!o.ratings.empty())
         std::printf("dml-smp-mf: %s: %zu users x %zu items (ids remapped densely)\n", o.ratings.c_str(),
                     o.users, o.items);

@@ -164,7 +164,8 @@ void train(dml::comm::inproc::context& comm, const settings& s, const dataset& d
   bool any = false;          // any rank has a checkpoint
   for (std::size_t r = 0; r < records.size(); ++r) {
     held[r].resize(records[r].size() / sizeof(std::uint64_t));
-    std::memcpy(held[r].data(), records[r].data(), held[r].size() * sizeof(std::uint64_t));
+    if (!held[r].empty())  // memcpy from or to null, even of 0 bytes, is undefined
+      std::memcpy(held[r].data(), records[r].data(), held[r].size() * sizeof(std::uint64_t));
     if (!held[r].empty()) any = true;
     for (const std::uint64_t step : held[r]) newest = std::max(newest, step);
   }

@@ -39,11 +39,14 @@
 //
 // Failures: --kill R@STEP makes in-process member R stop at training step
 // STEP as if its process had died (under MPI, kill a process from outside).
-// Nothing in train() handles it: the vectors notice the dead member, the
-// survivors agree on a new view, every vector rebuilds its graph over them
-// and training goes on (with --on-failure abort every survivor throws
-// dml::peer_failure instead). The dead member's shard is no longer trained
-// on, and the reported model is the survivors' mean.
+// The training loop does nothing about it: the vectors notice the dead
+// member, the survivors agree on a new view, every vector rebuilds its graph
+// over them and training goes on (with --on-failure abort every survivor
+// throws dml::peer_failure instead). The dead member's shard is no longer
+// trained on, and the reported model is the survivors' mean. Only reporting
+// takes care: the lowest live member reports (dml::io::leader), and every
+// member keeps the last report's mean, so that a member that takes over
+// from a dead reporter can print the result.
 #include <dml/dml.hpp>
 #include <dml/fault/membership.hpp>
 #include <dml/vector/eigen.hpp>
@@ -119,8 +122,25 @@ struct outcome {
   float loss = 0;
   double seconds = 0, bytes = 0;
   Eigen::VectorXf model;                         // averaged over ranks (the survivors, after a failure)
-  std::vector<dml::fault::view_change> changes;  // as rank 0 saw them
+  std::vector<dml::fault::view_change> changes;  // as the last reporting member saw them
 };
+
+// "view 1: member 3 removed, 7 left; detected after 12.3 us, vectors rebuilt after 0.41 ms"
+void print_view_change(const dml::fault::view_change& c) {
+  std::printf(
+      "view %llu: member%s %s removed, %zu left; detected after %.1f us, vectors rebuilt after %.2f ms\n",
+      static_cast<unsigned long long>(c.epoch), c.removed.size() == 1 ? "" : "s",
+      dml::fault::list(c.removed).c_str(), c.live.size(), 1e6 * c.detection_seconds,
+      1e3 * c.recovery_seconds);
+}
+
+// The view changes and the 'final:' line.
+void print_result(const outcome& r, std::size_t epochs) {
+  for (const auto& c : r.changes) print_view_change(c);
+  std::printf("final: loss=%.6f seconds=%.3f bytes=%.0f epochs=%zu\n", static_cast<double>(r.loss), r.seconds,
+              r.bytes, epochs);
+  std::fflush(stdout);
+}
 
 template <class Consistency>
 outcome train(trainer::launcher& launch, const dml::topology::any& topology, const Consistency& consistency,
@@ -144,7 +164,19 @@ outcome train(trainer::launcher& launch, const dml::topology::any& topology, con
     std::size_t stop_at = 0;
     for (const auto& k : s.kills)
       if (k.member == comm.rank()) stop_at = k.step;
-    double seconds = 0;  // training time (rank 0's is reported)
+    double seconds = 0;  // training time (the reporting member's is reported)
+    // The last report's mean, which every member holds, and whether this
+    // member evaluated it (it was the reporting member then).
+    Eigen::VectorXd last;
+    bool evaluated = false;
+    auto evaluate = [&] {
+      const Eigen::VectorXf model = last.head(dim).cast<float>();
+      result.loss = mse(data, model);
+      result.seconds = seconds;
+      result.bytes = last[dim];
+      result.model = model;
+      evaluated = true;
+    };
 
     auto report = [&](std::size_t epoch) {
       mean.eigen().head(dim) = w.cast<double>();
@@ -152,17 +184,13 @@ outcome train(trainer::launcher& launch, const dml::topology::any& topology, con
       mean.eigen()[dim + 1] = v.stats().full_share();
       mean.scatter();
       mean.gather();
-      if (rank != 0) return;
-      const Eigen::VectorXd means = mean.eigen().head(dim);
-      const Eigen::VectorXf model = means.cast<float>();
-      result.loss = mse(data, model);
-      result.seconds = seconds;
-      result.bytes = mean.eigen()[dim];
-      result.model = model;
+      last = mean.eigen();
+      evaluated = false;
+      if (!dml::io::leader(comm)) return;  // member 0, or the lowest survivor once it failed
+      evaluate();
       if (verbose)
         std::printf("epoch %3zu  %7.3f s  mse %10.5f  %12.0f bytes sent per member  %5.1f%% full gathers\n",
-                    epoch, seconds, static_cast<double>(result.loss), result.bytes,
-                    100 * mean.eigen()[dim + 1]);
+                    epoch, seconds, static_cast<double>(result.loss), result.bytes, 100 * last[dim + 1]);
     };
 
     report(0);
@@ -195,7 +223,20 @@ outcome train(trainer::launcher& launch, const dml::topology::any& topology, con
       seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       report(epoch);
     }
-    if (rank == 0) result.changes = dml::fault::view_changes(comm);
+    // The result: from the reporting member, or from the one that took over
+    // after it died (it evaluates the last report's mean itself).
+    auto finish = [&] {
+      if (!evaluated) evaluate();
+      result.changes = dml::fault::view_changes(comm);
+    };
+    if (launch.in_process()) {
+      if (dml::io::leader(comm)) finish();  // main() prints it once
+    } else {
+      trainer::print_final_surviving(launch, comm, [&] {
+        finish();
+        print_result(result, s.epochs);
+      });
+    }
   });
   return result;
 }
@@ -272,18 +313,13 @@ void check_kills(const settings& s) {
     throw usage_error("--kill given " + std::to_string(s.kills.size()) +
                       (s.kills.size() == 1 ? " time" : " times") + ", but of " + std::to_string(s.ranks) +
                       (s.ranks == 1 ? " rank" : " ranks") + " at most " + std::to_string(s.ranks - 1) +
-                      " can be killed (member 0 must survive)");
+                      " can be killed (one must survive)");
   for (std::size_t i = 0; i < s.kills.size(); ++i) {
     const auto& k = s.kills[i];
-    if (k.member == 0)
-      throw usage_error("--kill " + k.text +
-                        ": member 0 cannot be killed; it prints the progress and the final result");
     if (k.member >= s.ranks)
-      throw usage_error(
-          "--kill " + k.text + ": there is no member " + std::to_string(k.member) + " among " +
-          std::to_string(s.ranks) + " ranks (" +
-          (s.ranks == 2 ? std::string("only member 1") : "members 1 to " + std::to_string(s.ranks - 1)) +
-          " can be killed)");
+      throw usage_error("--kill " + k.text + ": there is no member " + std::to_string(k.member) + " among " +
+                        std::to_string(s.ranks) + " ranks (they are members 0 to " +
+                        std::to_string(s.ranks - 1) + ")");
     for (std::size_t j = 0; j < i; ++j)
       if (s.kills[j].member == k.member)
         throw usage_error("--kill " + k.text + ": member " + std::to_string(k.member) +
@@ -343,7 +379,7 @@ bool parse(int argc, char** argv, settings& s) {
   app->add_flag("--check-against-single", s.check, "also train 1 rank and check both reach the same loss");
   app->add_option(
          "--kill", kills,
-         "in-process only: member R (1 .. ranks-1) stops at\ntraining step STEP (from 1, counted over all "
+         "in-process only: member R (0 .. ranks-1) stops at\ntraining step STEP (from 1, counted over all "
          "epochs)\nas if its process died; repeatable. Under MPI kill a\nprocess from outside (kill -9; "
          "docs/fault-tolerance.md)")
       ->option_text("R@STEP")
@@ -404,15 +440,6 @@ void require_enough_samples(const settings& s) {
                         ")");
 }
 
-// "view 1: member 3 removed, 7 left; detected after 12.3 us, vectors rebuilt after 0.41 ms"
-void print_view_change(const dml::fault::view_change& c) {
-  std::printf(
-      "view %llu: member%s %s removed, %zu left; detected after %.1f us, vectors rebuilt after %.2f ms\n",
-      static_cast<unsigned long long>(c.epoch), c.removed.size() == 1 ? "" : "s",
-      dml::fault::list(c.removed).c_str(), c.live.size(), 1e6 * c.detection_seconds,
-      1e3 * c.recovery_seconds);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -436,14 +463,8 @@ int main(int argc, char** argv) {
           s.ranks, s.topology.c_str(), s.consistency.c_str(), s.exchange_models ? "models" : "gradients",
           s.samples, s.dim, s.batch, static_cast<double>(s.lr));
     const outcome r = train(launch, s, data, true);
-    if (!launch.leader()) return 0;
-    // Member 0 reports; under MPI a survivor that leads after member 0's
-    // process died holds no report to print: an error, not a made-up line.
-    if (r.model.size() == 0)
-      throw std::runtime_error("member 0, which reports, failed before the last report: no result to print");
-    for (const auto& c : r.changes) print_view_change(c);
-    std::printf("final: loss=%.6f seconds=%.3f bytes=%.0f epochs=%zu\n", static_cast<double>(r.loss),
-                r.seconds, r.bytes, s.epochs);
+    // Under MPI train() printed the result (on the member that reported).
+    if (launch.in_process()) print_result(r, s.epochs);
   } catch (const usage_error& e) {
     std::fprintf(stderr, "dml-least-squares: %s (see --help)\n", e.what());
     return 2;

@@ -2,7 +2,8 @@
 // Fuzz target: the checkpoint reader. The first input byte chooses the
 // program's vectors and whether the two checksums are repaired (so that the
 // fuzzer gets past them to the vector table); the rest is the file. A load
-// that succeeds must give the vectors exactly the file's bytes.
+// that succeeds must give the vectors exactly the file's bytes, and peek()
+// (the state without the vectors) must accept it with the same state.
 #include <dml/fault/checkpoint.hpp>
 
 #include "fuzz.hpp"
@@ -10,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace {
@@ -17,10 +19,20 @@ template <class... Vs>
 void load_and_check(const std::string& path, Vs&... vectors) {
   dml::fault::checkpoint ck(path);
   ck.max_user_bytes(1 << 16);
+  // peek() checks the file without the vectors: whatever load() accepts,
+  // it accepts too, with the same state.
+  std::optional<dml::fault::checkpoint::state> peeked;
+  try {
+    peeked = ck.peek();
+    DML_FUZZ_CHECK(peeked->user.size() <= (1u << 16));
+  } catch (const dml::data_error& e) {
+    DML_FUZZ_CHECK(e.file() == path);
+  }
   try {
     const auto s = ck.load(vectors...);
     DML_FUZZ_CHECK(s.vector_clocks.size() == sizeof...(Vs));
     DML_FUZZ_CHECK(s.user.size() <= (1u << 16));
+    DML_FUZZ_CHECK(peeked.has_value() && *peeked == s);
   } catch (const dml::data_error& e) {
     DML_FUZZ_CHECK(e.file() == path);
   }

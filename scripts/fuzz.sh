@@ -3,7 +3,7 @@
 # Builds dml's libFuzzer targets with clang++ (-fsanitize=fuzzer,address,undefined)
 # and runs them under the limits every finding is judged by: 512 MB resident,
 # no single allocation over 256 MB, 10 s per input.
-#   scripts/fuzz.sh TARGET [SECONDS]   fuzz one target (libsvm, idx, checkpoint, bag_of_words, ratings; default 300 s)
+#   scripts/fuzz.sh TARGET [SECONDS]   fuzz one target (libsvm, idx, checkpoint, bag_of_words, ratings, edges; default 300 s)
 #   scripts/fuzz.sh all [SECONDS]      each target in turn
 #   scripts/fuzz.sh --smoke SECONDS    every target for SECONDS each (ctest 'fuzz: libFuzzer ...');
 #                                      exits 77 (skipped) when clang++ cannot build a fuzzer here
@@ -16,7 +16,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${DML_FUZZ_DIR:-$root/build-fuzz}"
 cxx="${DML_FUZZ_CXX:-clang++}"
-targets=(libsvm idx checkpoint bag_of_words ratings)
+targets=(libsvm idx checkpoint bag_of_words ratings edges)
 
 smoke=0
 if [[ ${1:-} == --smoke ]]; then

@@ -99,3 +99,13 @@ put("ratings", "signs", "-1 2 3\n+1 2 3\n1 2 +-3\n")
 put("ratings", "special", "1 2 nan\n1 2 inf\n1 2 1e39\n1 2 0x10\n")
 put("ratings", "long", "1 2 " + "9" * 5000 + "\n")
 put("ratings", "empty", "")
+
+# dml-pagerank's edge lists: a good file, huge and overflowing ids, a line
+# with the wrong number of fields, signs and a line longer than the reader takes.
+put("edges", "good", "# src dst\n0 1\n1 2\t# c\r\n\n2 0\n3 3\n")
+put("edges", "huge-ids", "2147483647 0\n0 2147483648\n")
+put("edges", "overflow", "18446744073709551616 1\n")
+put("edges", "fields", "1\n1 2 3\n")
+put("edges", "signs", "-1 2\n+1 2\n1 0x2\n")
+put("edges", "long", "1 " + "9" * 2000 + "\n")
+put("edges", "empty", "# only a comment\n\n")

@@ -22,7 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     DML_FUZZ_CHECK(g.edges() >= 1 && g.edges() <= newlines + 1);
     DML_FUZZ_CHECK(g.src.size() == g.dst.size());
     std::uint64_t largest = 0;
-    for (std::size_t i = 0; i < g.edges(); ++i) largest = std::max<std::uint64_t>({largest, g.src[i], g.dst[i]});
+    for (std::size_t i = 0; i < g.edges(); ++i)
+      largest = std::max<std::uint64_t>({largest, g.src[i], g.dst[i]});
     DML_FUZZ_CHECK(g.nodes == largest + 1 && g.nodes <= pagerank::max_nodes);
   } catch (const dml::data_error& e) {
     DML_FUZZ_CHECK(e.file() == path);

@@ -128,6 +128,33 @@ std::uint32_t reference_crc(const std::vector<std::byte>& b) {
   return ~c;
 }
 
+/// Forks a child that saves generations first, first + 1, ... of `v`
+/// (fill(g) writes generation g into it), each with epoch `round`, until
+/// this process kills it with SIGKILL after `pause`; reaps it and requires
+/// that the kill, and not an exit on an error, ended it.
+template <class V, class Fill>
+void kill_saving_child(const checkpoint& ck, V& v, std::uint64_t first, std::uint64_t round, Fill fill,
+                       std::chrono::milliseconds pause) {
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    try {
+      for (std::uint64_t g = first;; ++g) {
+        fill(g);
+        ck.save({.clock = g, .epoch = round}, v);
+      }
+    } catch (...) {
+    }
+    ::_exit(3);
+  }
+  std::this_thread::sleep_for(pause);
+  REQUIRE(::kill(child, SIGKILL) == 0);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFSIGNALED(status));
+  REQUIRE(WTERMSIG(status) == SIGKILL);
+}
+
 }  // namespace
 
 static_assert(dml::fault::checkpoint_vector<std::vector<float>>);
@@ -563,24 +590,8 @@ TEST_CASE("a save killed at a random moment leaves exactly one complete generati
   int rounds_with_new_generation = 0;
   for (std::uint64_t round = 1; round <= 6; ++round) {
     const std::uint64_t first = round * 1000;
-    const pid_t child = ::fork();
-    REQUIRE(child >= 0);
-    if (child == 0) {
-      try {  // save generations first, first + 1, ... until killed
-        for (std::uint64_t g = first;; ++g) {
-          fill(v, g);
-          ck.save({.clock = g, .epoch = round}, v);
-        }
-      } catch (...) {
-      }
-      ::_exit(3);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 250));
-    REQUIRE(::kill(child, SIGKILL) == 0);
-    int status = 0;
-    REQUIRE(::waitpid(child, &status, 0) == child);
-    REQUIRE(WIFSIGNALED(status));  // and not an exit on an error
-    REQUIRE(WTERMSIG(status) == SIGKILL);
+    kill_saving_child(
+        ck, v, first, round, [&](std::uint64_t g) { fill(v, g); }, std::chrono::milliseconds(rng() % 250));
 
     std::fill(v.begin(), v.end(), -1.0f);
     const auto s = ck.load(v);
@@ -973,24 +984,7 @@ TEST_CASE("a save with keep_previous killed at a random moment leaves two consec
   int both_same = 0, advanced = 0;
   for (std::uint64_t round = 1; round <= 16; ++round) {
     const std::uint64_t first = round * 1000;
-    const pid_t child = ::fork();
-    REQUIRE(child >= 0);
-    if (child == 0) {
-      try {  // save generations first, first + 1, ... until killed
-        for (std::uint64_t g = first;; ++g) {
-          fill(g);
-          ck.save({.clock = g, .epoch = round}, v);
-        }
-      } catch (...) {
-      }
-      ::_exit(3);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 150));
-    REQUIRE(::kill(child, SIGKILL) == 0);
-    int status = 0;
-    REQUIRE(::waitpid(child, &status, 0) == child);
-    REQUIRE(WIFSIGNALED(status));
-    REQUIRE(WTERMSIG(status) == SIGKILL);
+    kill_saving_child(ck, v, first, round, fill, std::chrono::milliseconds(rng() % 150));
 
     const std::uint64_t g = generation(ck), p = generation(ck.previous());
     INFO("round " << round << ": <path> holds " << g << ", <path>.prev " << p << "; before: " << newest

@@ -65,4 +65,12 @@ class scratch_file {
   std::string path_;
 };
 
+/// The number of lines of a text input: its newlines + 1 (a reader's line
+/// numbers and per-line records are bounded by it).
+inline std::size_t lines_of(const std::uint8_t* data, std::size_t size) {
+  std::size_t newlines = 0;
+  for (std::size_t i = 0; i < size; ++i) newlines += data[i] == '\n' ? 1 : 0;
+  return newlines + 1;
+}
+
 }  // namespace dml_fuzz

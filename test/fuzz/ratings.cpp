@@ -15,11 +15,10 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static dml_fuzz::scratch_file file;
   const std::string& path = file.hold(data, size);
-  std::size_t newlines = 0;
-  for (std::size_t i = 0; i < size; ++i) newlines += data[i] == '\n' ? 1 : 0;
+  const std::size_t lines = dml_fuzz::lines_of(data, size);
   try {
     const auto ratings = mf_ratings::read(path);
-    DML_FUZZ_CHECK(ratings.size() <= newlines + 1);  // at most one rating a line
+    DML_FUZZ_CHECK(ratings.size() <= lines);  // at most one rating a line
     mf_ratings::dense_ids users, items;
     for (const auto& r : ratings) {
       DML_FUZZ_CHECK(std::isfinite(r.value));
@@ -40,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto* part : {&set.train, &set.test})
       for (const auto& r : *part) DML_FUZZ_CHECK(r.user < set.users && r.item < set.items);
   } catch (const dml::data_error& e) {
-    DML_FUZZ_CHECK(e.line() >= 1 && e.line() <= newlines + 1);
+    DML_FUZZ_CHECK(e.line() >= 1 && e.line() <= lines);
     DML_FUZZ_CHECK(e.reason().size() < 400);  // tokens are cut, never copied whole
   }
   return 0;

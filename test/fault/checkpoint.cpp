@@ -65,19 +65,29 @@ std::vector<std::byte> bytes_of(std::string_view s) {
   return b;
 }
 
-// The reason of the data_error load() throws; any other outcome fails.
-template <class... Vs>
-std::string load_failure(const checkpoint& ck, Vs&... vectors) {
+// The reason of the data_error `read` (a load() or peek() of ck) throws,
+// naming ck's file; any other outcome fails.
+template <class Read>
+std::string read_failure(const checkpoint& ck, const char* what, Read read) {
   try {
-    (void)ck.load(vectors...);
+    (void)read();
   } catch (const dml::data_error& e) {
     REQUIRE(e.file() == ck.path());
     REQUIRE(e.line() == 0);
     REQUIRE(std::string(e.what()) == ck.path() + ": " + e.reason());
     return e.reason();
   }
-  FAIL("loading " << ck.path() << " did not throw dml::data_error");
+  FAIL(what << " " << ck.path() << " did not throw dml::data_error");
   return {};
+}
+
+template <class... Vs>
+std::string load_failure(const checkpoint& ck, Vs&... vectors) {
+  return read_failure(ck, "loading", [&] { return ck.load(vectors...); });
+}
+
+std::string peek_failure(const checkpoint& ck) {
+  return read_failure(ck, "peeking at", [&] { return ck.peek(); });
 }
 
 template <class T>
@@ -724,19 +734,6 @@ TEST_CASE("loading from a FIFO is refused at once instead of waiting for a write
 
 namespace {
 // The reason of the data_error peek() throws; any other outcome fails.
-std::string peek_failure(const checkpoint& ck) {
-  try {
-    (void)ck.peek();
-  } catch (const dml::data_error& e) {
-    REQUIRE(e.file() == ck.path());
-    REQUIRE(e.line() == 0);
-    REQUIRE(std::string(e.what()) == ck.path() + ": " + e.reason());
-    return e.reason();
-  }
-  FAIL("peeking at " << ck.path() << " did not throw dml::data_error");
-  return {};
-}
-
 // `bytes` followed by their CRC-32, as a checkpoint's trailer.
 std::string with_crc(std::string bytes) {
   std::array<std::byte, 4> crc{};

@@ -5,7 +5,8 @@
 #              on, exactly what an uninterrupted run prints.
 # refuse:      resuming with another --dim or --seed, past --steps, with a
 #              damaged file, or with no step that every rank holds, fails
-#              with a message saying so.
+#              with a message saying so; so does a run without --resume in
+#              a directory with checkpoints.
 # interrupted: files left by a save interrupted between ranks (some ranks at
 #              step 40, the others at 30), built from real runs: the resume
 #              starts from step 30, says why, and then prints what an
@@ -68,6 +69,29 @@ if(MODE STREQUAL "resume")
 elseif(MODE STREQUAL "refuse")
   run(0 fresh err --dir "${WORK}/c" --steps 20 --resume)
   require("${fresh}" "\nno checkpoint in [^\n]*/c; starting from step 0\nstep 10 ")
+  # A run without --resume in a directory with checkpoints stops before its
+  # first save: it would push the old files into .prev, and a later --resume
+  # would continue the old run. The files stay as they were (the resumes
+  # below read them).
+  # contents(<out>): every file of the directory with its SHA-256.
+  function(contents out_var)
+    file(GLOB names "${WORK}/c/*")
+    set(list "")
+    foreach(name IN LISTS names)
+      file(SHA256 "${name}" hash)
+      list(APPEND list "${name}=${hash}")
+    endforeach()
+    set(${out_var} "${list}" PARENT_SCOPE)
+  endfunction()
+  contents(before)
+  run(1 out err --dir "${WORK}/c" --steps 20)
+  require("${err}" "^dml-checkpoint-demo: [^\n]*/c holds the checkpoints of an earlier run \\(rank-0\\.ckpt, "
+                   "rank-0\\.ckpt\\.prev, [^\n]*, rank-3\\.ckpt\\.prev\\); continue it with --resume, or remove "
+                   "them to start over\n$")
+  contents(after)
+  if(NOT before STREQUAL after)
+    message(FATAL_ERROR "the refused run changed the directory:\n${after}\nversus\n${before}")
+  endif()
   run(1 out err --dir "${WORK}/c" --steps 20 --dim 16 --resume)
   require("${err}" "^dml-checkpoint-demo: [^\n]*/c/rank-[0-3]\\.ckpt: member [0-3]: vector 0 has length 8 but the program's vector has length 16\n$")
   run(1 out err --dir "${WORK}/c" --steps 20 --seed 2 --resume)

@@ -130,6 +130,24 @@ std::string rank_list(const std::vector<std::size_t>& ranks_listed) {
   return text;
 }
 
+// A run without --resume starts at step 0 and must not meet another run's
+// checkpoints in DIR: its first save would push the old file into .prev,
+// and a later --resume would then continue the old run (its step being the
+// newest) instead of this one. Nor may a forgotten --resume cost the old
+// run's files. So such a run stops before it saves, naming the files.
+void refuse_earlier_checkpoints(const std::string& dir) {
+  std::string found;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    const dml::fault::checkpoint ck(dir + "/rank-" + std::to_string(r) + ".ckpt");
+    for (const dml::fault::checkpoint& file : {ck, ck.previous()})
+      if (std::filesystem::exists(file.path()))
+        found += (found.empty() ? "" : ", ") + std::filesystem::path(file.path()).filename().string();
+  }
+  if (!found.empty())
+    throw std::runtime_error(dir + " holds the checkpoints of an earlier run (" + found +
+                             "); continue it with --resume, or remove them to start over");
+}
+
 // The seed as the checkpoint's user bytes, least significant byte first.
 std::vector<std::byte> seed_bytes(std::uint64_t seed) {
   std::vector<std::byte> b(8);
@@ -255,7 +273,8 @@ constexpr const char* description =
 each rank saves its model to DIR/rank-<r>.ckpt (default DIR: dml-checkpoint-demo.d),
 keeping the one before as rank-<r>.ckpt.prev. --stop-after S stops after step S as
 an interrupted run would; --resume continues from the newest step that every rank
-has saved in DIR (or starts at step 0 when there are none).)";
+has saved in DIR (or starts at step 0 when there are none). Without --resume, a DIR
+that holds checkpoints is refused.)";
 
 // The command line into s: --help printed (false), or parsed.
 bool parse(int argc, char** argv, settings& s) {
@@ -287,6 +306,7 @@ int main(int argc, char** argv) {
     settings s;
     if (!parse(argc, argv, s)) return 0;  // --help
     std::filesystem::create_directories(s.dir);
+    if (!s.resume) refuse_earlier_checkpoints(s.dir);
     const dataset data = generate(s);
     dml::comm::inproc::run(ranks, [&](dml::comm::inproc::context& comm) { train(comm, s, data); });
     return 0;

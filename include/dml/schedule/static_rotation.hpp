@@ -94,7 +94,9 @@ namespace schedule {
 /// wins, every survivor restores it through aggregate(), takes its new
 /// share of the data with reshard(), and the rotation goes on from that
 /// iteration over P - 1 blocks (run_stats: failures_survived,
-/// iterations_redone). What the dead member and the others computed since
+/// iterations_redone). Rotations are counted from there: the next
+/// progress() comes after P - 1 iterations, every block having visited
+/// every survivor. What the dead member and the others computed since
 /// that rotation is computed again. Otherwise (under
 /// `fault::policy::abort`, or a program without those functions) every
 /// survivor's run ends with `dml::peer_failure` naming the dead member.
@@ -196,6 +198,15 @@ struct static_rotation {
     // `kept_at` starts from it.
     std::vector<double> kept;
     std::uint64_t kept_at = 0;
+    // Whether `kept_at` ends a full rotation, where progress() is due (not
+    // the start, a recovery, or the run's last partial rotation).
+    bool kept_due = false;
+    // The iteration the present members' rotations started at: 0, or the
+    // kept model the survivors of the last failure went on from. A full
+    // rotation is `members` iterations from there, so that after a failure
+    // the survivors' first progress() also comes after every block visited
+    // every member.
+    std::uint64_t rotations_from = 0;
     // The iteration count of the last rotation whose progress() returned on
     // this member: after a failure inside progress() some survivors have
     // reported the kept rotation and some have not; all report it again.
@@ -219,7 +230,7 @@ struct static_rotation {
         detail::require_members(comm, started_with, at, "dml::schedule::static_rotation");
     };
     // Every member writes the block it holds; all receive every block.
-    auto all_gather = [&](std::uint64_t at) {
+    auto all_gather = [&](std::uint64_t at, bool due) {
       auto buffer = all->span();
       std::fill(buffer.begin(), buffer.end(), 0.0);
       std::copy(held.begin(), held.end(),
@@ -238,6 +249,7 @@ struct static_rotation {
       }
       synced = true;
       keep(at + 1);
+      kept_due = due;
     };
 
     // Until the last iteration, or until a failure interrupts.
@@ -283,8 +295,8 @@ struct static_rotation {
         ++stats.iterations;
         synced = false;
         if (!macro_sync) ring->barrier();
-        if ((t + 1) % members == 0) {
-          all_gather(t);
+        if ((t + 1 - rotations_from) % members == 0) {
+          all_gather(t, true);
           ctx.set_iteration(t);
           stop = !detail::call_progress(program, ctx);
           progressed_at = t + 1;
@@ -292,7 +304,7 @@ struct static_rotation {
         }
         stats.aggregate_seconds += std::chrono::duration<double>(clock::now() - t0).count();
       }
-      if (!synced) all_gather(t - 1);
+      if (!synced) all_gather(t - 1, false);
       // The end, agreed: a member that finished its last exchange would
       // otherwise leave the run while another, which learned of a failure in
       // that exchange, goes back to the kept model and waits for it in the
@@ -312,19 +324,19 @@ struct static_rotation {
           reducer.reset();
         };
         detail::resync_surviving(comm, drop, [&] {
-          bool agreed_stop = false;
-          bool report_again = false;
-          const std::uint64_t at =
-              agree_on_kept(comm, kept_at, stop, progressed_at, members, kept, agreed_stop, report_again);
+          const agreement agreed = agree_on_kept(comm, kept_at, kept_due, stop, progressed_at, kept);
+          const std::uint64_t at = agreed.at;
           placed = detail::place(comm, "dml::schedule::static_rotation::run");
           members = placed.first;
           position = placed.second;
           program.aggregate(step{at, position, members, everything}, std::span<const double>(kept));
           stats.iterations_redone += stats.iterations > at ? stats.iterations - at : 0;
           t = at;
+          rotations_from = at;
           kept_at = at;
+          kept_due = agreed.due;  // and still due when another failure cuts the report below short
           stats.iterations = at;
-          stop = agreed_stop;
+          stop = agreed.stop;
           stats.stopped = stop && at < iterations;
           program.reshard(position, members);
           ctx.set_members(members, position);
@@ -332,7 +344,7 @@ struct static_rotation {
           held_block = rotation_assignment(position, t, members);
           synced = true;
           build();
-          if (report_again) {  // the kept rotation's progress(), which the failure cut short somewhere
+          if (agreed.report_again) {  // the kept rotation's progress(), which the failure cut short somewhere
             ctx.set_iteration(at - 1);
             stop = !detail::call_progress(program, ctx);
             stats.stopped = stop && at < iterations;
@@ -354,37 +366,46 @@ struct static_rotation {
   }
 
  private:
+  // What the survivors of a failure agree on: the newest kept model's
+  // iteration `at`; whether progress() is due there (`due`: it ends a full
+  // rotation); whether progress() had stopped the run there; and whether
+  // progress() is due there but some survivor did not finish it
+  // (`report_again`: every survivor calls it again).
+  struct agreement {
+    std::uint64_t at = 0;
+    bool due = false, stop = false, report_again = false;
+  };
+
   // Collective over the survivors: the newest kept model. Round one: every
-  // member's (iteration it was kept at, stop, iteration of its last
-  // progress()); round two: the first member holding the newest sends it,
-  // the others nothing. Returns its iteration; `kept` becomes that model,
-  // `stop` whether progress() stopped there, and `report_again` whether the
-  // newest was kept at the end of a full rotation (a multiple of the
-  // `members` that rotated) whose progress() some survivor did not finish.
+  // member's (iteration it was kept at, whether progress() is due there,
+  // stop, iteration of its last progress()); round two: the first member
+  // holding the newest sends it, the others nothing. `kept` becomes that
+  // model. Members holding the same iteration share its history, so the
+  // holder's `due` is theirs.
   template <class Transport>
-  static std::uint64_t agree_on_kept(Transport& comm, std::uint64_t kept_at, bool stopped,
-                                     std::uint64_t progressed_at, std::size_t members,
-                                     std::vector<double>& kept, bool& stop, bool& report_again) {
-    const std::uint64_t mine[3] = {kept_at, stopped ? 1u : 0u, progressed_at};
+  static agreement agree_on_kept(Transport& comm, std::uint64_t kept_at, bool kept_due, bool stopped,
+                                 std::uint64_t progressed_at, std::vector<double>& kept) {
+    const std::uint64_t mine[4] = {kept_at, kept_due ? 1u : 0u, stopped ? 1u : 0u, progressed_at};
     const auto heads = comm.exchange(std::as_bytes(std::span<const std::uint64_t>(mine)));
-    std::uint64_t newest = 0;
+    agreement a;
     std::uint64_t least_progressed = ~std::uint64_t{0};
     std::size_t holder = heads.size();
-    stop = false;
     for (std::size_t i = 0; i < heads.size(); ++i) {
       if (heads[i].size() != sizeof mine)
         throw comm_error(
             "dml::schedule::static_rotation: a malformed record in the agreement after a failure");
-      std::uint64_t head[3];
+      std::uint64_t head[4];
       std::memcpy(head, heads[i].data(), sizeof head);
-      least_progressed = std::min(least_progressed, head[2]);
-      if (holder == heads.size() || head[0] > newest) {
-        newest = head[0];
+      least_progressed = std::min(least_progressed, head[3]);
+      if (holder == heads.size() || head[0] > a.at) {
+        a.at = head[0];
+        a.due = head[1] != 0;
         holder = i;
-        stop = false;
+        a.stop = false;
       }
-      if (head[0] == newest && head[1] != 0) stop = true;
+      if (head[0] == a.at && head[2] != 0) a.stop = true;
     }
+    const std::uint64_t newest = a.at;
     const auto view = comm.view();
     const bool sends = holder < view.live.size() && view.live[holder] == comm.rank();
     const auto models =
@@ -393,9 +414,9 @@ struct static_rotation {
       throw comm_error("dml::schedule::static_rotation: the model kept at iteration " +
                        std::to_string(newest) + " is missing or of the wrong size after a failure");
     std::memcpy(kept.data(), models[holder].data(), models[holder].size());
-    report_again = newest > 0 && newest % members == 0 && least_progressed < newest;
-    if (report_again) stop = false;  // progress() decides again
-    return newest;
+    a.report_again = a.due && least_progressed < newest;
+    if (a.report_again) a.stop = false;  // progress() decides again
+    return a;
   }
 
   // update() over the job: in one call, or parameter by parameter from

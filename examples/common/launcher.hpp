@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -140,6 +141,16 @@ void print_failures_survived(const Stats& st) {
               static_cast<unsigned long long>(st.failures_survived),
               static_cast<unsigned long long>(st.iterations_redone));
   std::fflush(stdout);
+}
+
+/// The iterations to give dml::schedule::static_rotation for `rotations`
+/// full rotations of `members` members, when the program's progress()
+/// ends the run after that many: a bound that holds after failures too.
+/// Each failure throws away at most members - 1 iterations of a rotation
+/// cut short, at most members - 1 members can fail, and a rotation of the
+/// survivors takes fewer iterations than one of all.
+[[nodiscard]] inline std::uint64_t rotation_bound(std::size_t rotations, std::size_t members) {
+  return (static_cast<std::uint64_t>(rotations) + members) * members;
 }
 
 /// Under MPI, at the end of the run body, on every member: `print()` runs

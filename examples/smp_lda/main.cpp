@@ -378,7 +378,7 @@ class smp_lda_program {
     reporting_ += std::chrono::duration<double>(clock_type::now() - start).count();
     if (on_sweep)
       on_sweep(sweeps_, reporting_, c_.words.empty() ? 0 : ll / static_cast<double>(c_.words.size()));
-    return true;
+    return sweeps_ < o_.iterations;  // the same count on every member: all stop together
   }
 
   std::function<void(std::size_t, double, double)> on_sweep;  // sweep, seconds spent reporting, loglik
@@ -499,7 +499,9 @@ lda::counts_view smp_lda(const corpus& c, const options& o, reporter& out, train
     };
     const dml::schedule::static_rotation engine{
         .macro_sync = !o.micro_sync, .heaviest_first = !o.no_heaviest_first, .executors = 1};
-    const auto st = dml::schedule::run(comm, prog, engine, o.iterations * o.ranks);
+    // progress() ends the run after --iterations sweeps; the iterations
+    // are a bound that holds after failures too.
+    const auto st = dml::schedule::run(comm, prog, engine, trainer::rotation_bound(o.iterations, o.ranks));
     // Every member holds the counts after the last full rotation.
     auto take = [&] {
       trainer::print_view_changes(comm, changes_printed);

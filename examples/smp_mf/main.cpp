@@ -146,7 +146,7 @@ class mf_program {
     const std::size_t k = o_.rank;
     // --lr-decay: epoch e (rotation e, from 1) steps lr / sqrt(e), as dml-mf.
     const double lr =
-        o_.lr_decay ? o_.lr / std::sqrt(static_cast<double>(s.iteration / s.members + 1)) : o_.lr;
+        o_.lr_decay ? o_.lr / std::sqrt(static_cast<double>(rotation_ + 1)) : o_.lr;
     for (std::size_t n = 0; n < s.job.size(); ++n) {
       const std::size_t j = s.job[n];
       double* vj = &v_[j * k];
@@ -227,7 +227,7 @@ class mf_program {
              static_cast<std::uint64_t>(sums[5])};
     evaluation_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (on_rotation) on_rotation(last_, evaluation_seconds_);
-    return true;
+    return rotation_ < o_.rotations;  // the same count on every member: all stop together
   }
   /// One rotation's numbers (seconds: filled in by the printer).
   struct row {
@@ -523,7 +523,9 @@ int main(int argc, char** argv) {
           .macro_sync = !o.micro_sync,
           .heaviest_first = !o.no_heaviest_first,
           .executors = 1};
-      const auto st = dml::schedule::run(comm, prog, engine, o.rotations * o.ranks);
+      // progress() ends the run after --rotations full rotations; the
+      // iterations are a bound that holds after failures too.
+      const auto st = dml::schedule::run(comm, prog, engine, trainer::rotation_bound(o.rotations, o.ranks));
       // Every member holds the last rotation's numbers (sums over the
       // members): the reporter takes them, or under MPI a survivor, when
       // the reporter died after its last report.

@@ -145,8 +145,7 @@ class mf_program {
   void update(const dml::schedule::step& s, std::span<double> out) {
     const std::size_t k = o_.rank;
     // --lr-decay: epoch e (rotation e, from 1) steps lr / sqrt(e), as dml-mf.
-    const double lr =
-        o_.lr_decay ? o_.lr / std::sqrt(static_cast<double>(rotation_ + 1)) : o_.lr;
+    const double lr = o_.lr_decay ? o_.lr / std::sqrt(static_cast<double>(rotation_ + 1)) : o_.lr;
     for (std::size_t n = 0; n < s.job.size(); ++n) {
       const std::size_t j = s.job[n];
       double* vj = &v_[j * k];

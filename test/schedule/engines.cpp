@@ -527,8 +527,9 @@ TEST_CASE("the static engine goes on over the survivors from the last full rotat
         continue;
       INFO("member " << q);
       REQUIRE(finished[q]);
-      const auto outcome = std::find_if(c.outcomes.begin(), c.outcomes.end(),
-                                        [&](const std::vector<phase>& o) { return models[q] == reference(o); });
+      const auto outcome =
+          std::find_if(c.outcomes.begin(), c.outcomes.end(),
+                       [&](const std::vector<phase>& o) { return models[q] == reference(o); });
       REQUIRE(outcome != c.outcomes.end());
       // A rotation some survivor did not report is reported again on all.
       auto seen = progressed[q];

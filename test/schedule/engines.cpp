@@ -5,6 +5,7 @@
 // Results are collected inside the member threads and checked outside them
 // (Catch2 v2 assertions are not thread-safe).
 #include <dml/comm/inproc.hpp>
+#include <dml/fault/membership.hpp>
 #include <dml/schedule.hpp>
 
 #include <dml/vector/advice.hpp>
@@ -635,6 +636,52 @@ TEST_CASE("the dynamic engine reports an iteration whose progress() a failure cu
       CHECK(stats[q].iterations == 6);
     }
     CHECK(models[0] == models[2]);
+  }
+}
+
+// A member that died before the run (the survivors learned of it in a
+// collective of their own, as a trainer's comparison of its inputs): a
+// program built over the whole group would keep the dead member's share
+// for the whole run and nobody would work on it. Both engines reshard it
+// at the start.
+struct resharding_toy : toy {
+  std::vector<std::pair<std::size_t, std::size_t>> reshards;  // (position, members)
+  void reshard(std::size_t position, std::size_t members) { reshards.emplace_back(position, members); }
+};
+
+TEST_CASE("a member dead before the run: both engines reshard at the start") {
+  using reshards = std::vector<std::pair<std::size_t, std::size_t>>;
+  const std::size_t m = 11, iterations = 6;
+  std::vector<reshards> rotation(4), dynamic(4);
+  std::vector<std::vector<double>> models(4);
+  std::vector<sch::run_stats> stats(4);
+  run(4, [&](auto& comm) {
+    if (comm.rank() == 1) comm.stop();
+    dml::fault::barrier(comm);  // the survivors recover: 3 members live
+    restartable_counting prog(m);
+    stats[comm.rank()] = sch::run(comm, prog, sch::static_rotation{}, iterations);
+    rotation[comm.rank()] = prog.reshards;
+    models[comm.rank()] = prog.model;
+    resharding_toy dyn;
+    (void)sch::run(comm, dyn, sch::dynamic{.depth = 1, .seed = 3}, 4);
+    dynamic[comm.rank()] = dyn.reshards;
+  });
+  // Three members rotate from the start: in iteration t the member at
+  // position p adds p + 1 to each parameter of block (p - t) mod 3.
+  std::vector<double> expected(m, 0.0);
+  for (std::uint64_t t = 0; t < iterations; ++t)
+    for (std::size_t q = 0; q < 3; ++q) {
+      const auto [first, last] = sch::rotation_block(m, 3, sch::rotation_assignment(q, t, 3));
+      for (std::size_t a = first; a < last; ++a) expected[a] += static_cast<double>(q + 1);
+    }
+  const std::size_t survivors[] = {0, 2, 3};
+  for (std::size_t position = 0; position < 3; ++position) {
+    const std::size_t q = survivors[position];
+    INFO("member " << q);
+    CHECK(rotation[q] == reshards{{position, 3}});
+    CHECK(dynamic[q] == reshards{{position, 3}});
+    CHECK(models[q] == expected);
+    CHECK(stats[q].failures_survived == 0);
   }
 }
 

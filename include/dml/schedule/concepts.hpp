@@ -69,7 +69,10 @@ concept dynamic_program = requires(P& p, context& c, const step& s, std::span<do
 /// correlations: dyn_regr::forget_sums), to sum it again. The failure may
 /// have cut such a sum short on some survivors and not on others; were the
 /// others to keep it, the next schedules would make different collective
-/// calls on different members.
+/// calls on different members. Both engines also call it at the start of a
+/// run when fewer members are live than the group has (members died
+/// before the run): a program built over the whole group then takes its
+/// share of the live ones.
 template <class P>
 concept reshardable_program = requires(P& p, std::size_t member, std::size_t members) {
   p.reshard(member, members);

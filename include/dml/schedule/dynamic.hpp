@@ -160,7 +160,10 @@ struct dynamic {
                        detail::ordered_sum{comm.rank()});
       slots[k]->set_advice(false);  // one exchange per iteration is the engine's design
     };
+    bool starting = true;
     auto build = [&] {  // collective
+      if constexpr (survives)
+        if (std::exchange(starting, false)) detail::reshard_at_start(comm, program, members, position);
       reducer.reset();
       reducer.emplace(comm);
       for (auto& v : slots) v.reset();

@@ -174,7 +174,10 @@ struct static_rotation {
     });
     std::optional<ring_vector> ring;
     std::optional<all_vector> all;
+    bool starting = true;
     auto build = [&] {  // collective
+      if constexpr (survives)
+        if (std::exchange(starting, false)) detail::reshard_at_start(comm, program, members, position);
       ring.reset();
       all.reset();
       reducer.reset();

@@ -26,6 +26,18 @@ std::pair<std::size_t, std::size_t> place(const Transport& comm, const char* who
                      " is not among the live members");
 }
 
+/// At the start of a run that survives failures, before its first
+/// collective: when members of `comm` died before the run (fewer live than
+/// the group), a program built over the whole group (as with
+/// `comm.rank()` and `comm.size()`) would keep the dead members' shares
+/// untouched for the whole run; reshard() gives this member its share of
+/// the live members, as after a failure inside the run. (A program built
+/// over the live members is resharded to the same place.)
+template <class Transport, class Program>
+void reshard_at_start(const Transport& comm, Program& program, std::size_t members, std::size_t position) {
+  if (members < comm.size()) program.reshard(position, members);
+}
+
 /// Throws dml::peer_failure naming the first member of `before` that is
 /// no longer live in `comm`'s view: an engine's schedule, blocks and data
 /// shares are cut over the members it started with, and a run goes on only

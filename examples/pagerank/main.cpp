@@ -170,14 +170,36 @@ void index_by_source(graph& g) {
 
 // ---- progress ----------------------------------------------------------------------------
 
-void print_iteration(std::size_t k, double seconds, double change) {
-  std::printf("iteration %3zu  %8.3f s  L1 change %.6e\n", k, seconds, change);
+// An L1 change is a sum over the nodes, each counted by its owner. It is
+// n/a when the owners' counts do not add up to every node: a failure
+// withdrew what the dead member added (docs/tables.md), and a member that
+// took over nodes had no earlier value of theirs to compare with.
+struct change_sum {
+  double change = 0, counted = 0;
+};
+
+std::string change_text(const change_sum& c, std::uint64_t nodes) {
+  if (c.counted != static_cast<double>(nodes)) return "n/a";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6e", c.change);
+  return text;
+}
+
+void print_iteration(std::size_t k, double seconds, const change_sum& c, std::uint64_t nodes) {
+  const std::string text = change_text(c, nodes);
+  if (text == "n/a")
+    std::printf(
+        "iteration %3zu  %8.3f s  L1 change n/a (summed over %.0f of %llu nodes: the members changed)\n", k,
+        seconds, c.counted, static_cast<unsigned long long>(nodes));
+  else
+    std::printf("iteration %3zu  %8.3f s  L1 change %s\n", k, seconds, text.c_str());
   std::fflush(stdout);
 }
 
 struct outcome {
   std::vector<double> ranks;  // x_K (the leader's)
-  double change = 0, seconds = 0;
+  change_sum change;
+  double seconds = 0;
   std::size_t iterations = 0;
   bool done = false;
 };
@@ -204,11 +226,11 @@ outcome serial_pagerank(const graph& g, std::size_t iterations, bool verbose) {
     std::fill(y.begin(), y.end(), (1 - damping) / nd + damping * dangling / nd);
     for (std::size_t i = 0; i < g.edges(); ++i)
       y[g.dst[i]] += damping * x[g.src[i]] / static_cast<double>(out[g.src[i]]);
-    r.change = 0;
-    for (std::uint64_t u = 0; u < n; ++u) r.change += std::abs(y[u] - x[u]);
+    r.change = {0, nd};
+    for (std::uint64_t u = 0; u < n; ++u) r.change.change += std::abs(y[u] - x[u]);
     x.swap(y);
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (verbose) print_iteration(k, r.seconds, r.change);
+    if (verbose) print_iteration(k, r.seconds, r.change, n);
   }
   r.ranks = std::move(x);
   r.iterations = iterations;
@@ -226,10 +248,13 @@ outcome serial_pagerank(const graph& g, std::size_t iterations, bool verbose) {
 /// puts them without an access pattern (row r on the (r mod n)-th member):
 /// on the (b mod group)-th member, which owns block b's nodes.
 struct rows_layout {
-  std::size_t B, blocks, group, block_rows;
+  std::size_t B, blocks, group, block_rows, iterations;
 
-  rows_layout(std::uint64_t nodes, std::size_t block, std::size_t members)
-      : B(block), blocks(static_cast<std::size_t>((nodes + block - 1) / block)), group(members) {
+  rows_layout(std::uint64_t nodes, std::size_t block, std::size_t members, std::size_t iterations_)
+      : B(block),
+        blocks(static_cast<std::size_t>((nodes + block - 1) / block)),
+        group(members),
+        iterations(iterations_) {
     block_rows = 2 * group * ((blocks + group - 1) / group);
   }
   [[nodiscard]] std::size_t row(std::size_t set, std::size_t b) const {
@@ -237,7 +262,9 @@ struct rows_layout {
   }
   [[nodiscard]] std::size_t base(std::size_t set) const { return block_rows + set; }
   [[nodiscard]] std::size_t change(std::size_t j) const { return block_rows + 2 + j / B; }
-  [[nodiscard]] std::size_t rows(std::size_t iterations) const { return change(iterations) + 1; }
+  /// The nodes whose change went into change(j), in element j mod B.
+  [[nodiscard]] std::size_t counted(std::size_t j) const { return change(iterations) + 1 + j / B; }
+  [[nodiscard]] std::size_t rows() const { return counted(iterations) + 1; }
 };
 
 /// --consistency as a run-time policy (a table over `any` reads the slack
@@ -254,11 +281,11 @@ outcome table_pagerank(trainer::launcher& launch, const graph& g, const settings
     const std::uint64_t n = g.nodes;
     const double nd = static_cast<double>(n);
     const std::size_t K = s.iterations;
-    const rows_layout at(n, s.block, comm.size());
+    const rows_layout at(n, s.block, comm.size(), K);
     const std::size_t B = at.B, blocks = at.blocks;
     // One table for everything: a member that waits in one table serves
     // only that table's rings, so waits across two tables could deadlock.
-    auto t = dml::make_table<double>(comm, at.rows(K), B, pagerank_consistency(s));
+    auto t = dml::make_table<double>(comm, at.rows(), B, pagerank_consistency(s));
 
     // This member's blocks (recomputed when the view changes) and its last
     // reads of their nodes (for the L1 change).
@@ -269,6 +296,8 @@ outcome table_pagerank(trainer::launcher& launch, const graph& g, const settings
       const auto view = comm.view();
       if (view.epoch == view_epoch) return;
       view_epoch = view.epoch;
+      const std::vector<std::size_t> had = std::move(mine);
+      const std::vector<double> had_seen = std::move(seen);
       mine.clear();
       owned_nodes = 0;
       const auto& live = view.live;
@@ -277,7 +306,14 @@ outcome table_pagerank(trainer::launcher& launch, const graph& g, const settings
           mine.push_back(b);
           owned_nodes += std::min<std::uint64_t>(B, n - b * B);
         }
+      // The last reads of the blocks kept; NaN (none) for those taken over.
       seen.assign(mine.size() * B, std::nan(""));
+      for (std::size_t i = 0, j = 0; i < mine.size(); ++i) {
+        while (j < had.size() && had[j] < mine[i]) ++j;
+        if (j < had.size() && had[j] == mine[i])
+          std::copy_n(had_seen.begin() + static_cast<std::ptrdiff_t>(j * B), B,
+                      seen.begin() + static_cast<std::ptrdiff_t>(i * B));
+      }
     };
     // Per set: what this member has given to each row (its last
     // contribution there), and the rows it ever gave to.
@@ -306,52 +342,76 @@ outcome table_pagerank(trainer::launcher& launch, const graph& g, const settings
       t.update(at.base(set), delta);
     };
     // Reads x of this member's nodes from `set`, sums the L1 change against
-    // the last read into `change`, and calls f(u, x_u) for every node.
-    auto read_mine = [&](std::size_t set, double& change, auto&& f) {
+    // the last read into `change` (over the nodes read before, counted),
+    // and calls f(u, x_u) for every node.
+    auto read_mine = [&](std::size_t set, change_sum& change, auto&& f) {
       const double base = t.read(at.base(set))[0];
-      change = 0;
+      change = {};
       for (std::size_t i = 0; i < mine.size(); ++i) {
         const std::size_t b = mine[i];
         const auto row = t.read(at.row(set, b));  // valid until the next table call
         const auto count = static_cast<std::size_t>(std::min<std::uint64_t>(B, n - b * B));
         for (std::size_t e = 0; e < count; ++e) {
           const double x = base + row[e];
-          if (!std::isnan(seen[i * B + e])) change += std::abs(x - seen[i * B + e]);
+          if (!std::isnan(seen[i * B + e])) {
+            change.change += std::abs(x - seen[i * B + e]);
+            change.counted += 1;
+          }
           seen[i * B + e] = x;
           f(b * B + e, x);
         }
       }
     };
-    // This member's share of the L1 change of iteration j (at clock j + 1).
-    auto add_change = [&](std::size_t j, double change) {
+    // This member's share of the L1 change of iteration j (at clock j + 1),
+    // and how many nodes it summed.
+    auto add_change = [&](std::size_t j, const change_sum& change) {
       std::fill(delta.begin(), delta.end(), 0.0);
-      delta[j % B] = change;
+      delta[j % B] = change.change;
       t.update(at.change(j), delta);
+      delta[j % B] = change.counted;
+      t.update(at.counted(j), delta);
+    };
+    auto change_of = [&](std::size_t j) {
+      return change_sum{t.read(at.change(j))[j % B], t.read(at.counted(j))[j % B]};
     };
 
     const auto start = std::chrono::steady_clock::now();
     std::vector<double> seconds(K + 1, 0.0);
-    std::size_t printed = 1;  // the next iteration whose line the leader prints
-    // The leader prints the iterations up to `upto` whose sums are complete.
+    std::size_t changes_printed = 0;
+    // Every member goes through the iteration lines as the leader prints
+    // them, and prints them only while it leads: a successor of a leader
+    // that died goes on from where it got to, not from iteration 1. Who
+    // leads is asked after each line's reads, which may be where this
+    // member learns of the failure. (Under bsp every member reaches the
+    // same line in the same iteration; a line the leader died just before
+    // printing, after a successor passed it, is not printed again.)
+    std::size_t printed = 1;  // the next iteration whose line is due
+    // The lines up to `upto` whose sums every member's clock includes.
     auto print_complete = [&](std::size_t upto) {
       for (; printed <= upto; ++printed) {
-        const double c = t.read(at.change(printed))[printed % B];
-        if (t.age(at.change(printed)) < static_cast<std::int64_t>(printed) + 1) break;
-        print_iteration(printed, seconds[printed], c);
+        const change_sum c = change_of(printed);
+        if (t.age(at.change(printed)) < static_cast<std::int64_t>(printed) + 1 ||
+            t.age(at.counted(printed)) < static_cast<std::int64_t>(printed) + 1)
+          break;
+        if (dml::io::leader(comm)) {
+          trainer::print_view_changes(comm, changes_printed);
+          print_iteration(printed, seconds[printed], c, n);
+        }
       }
+      if (dml::io::leader(comm)) trainer::print_view_changes(comm, changes_printed);
     };
 
     // Clock 0: x_0 = 1/N into set 0, this member's nodes' share of it.
     plan();
     give(0, static_cast<double>(owned_nodes) / (nd * nd));
     t.clock();
-    std::size_t changes_printed = 0;
     for (std::size_t k = 1; k <= K; ++k) {
       for (const auto& kill : s.kill_at)
         if (kill.first == comm.rank() && kill.second == k) trainer::stop_member(comm);
       plan();
       std::fill(next.begin(), next.end(), 0.0);
-      double dangling = 0, change = 0;
+      double dangling = 0;
+      change_sum change;
       read_mine((k - 1) % 2, change, [&](std::uint64_t u, double x) {
         const std::uint64_t deg = g.out_degree(u);
         if (deg == 0) {
@@ -372,22 +432,17 @@ outcome table_pagerank(trainer::launcher& launch, const graph& g, const settings
       if (k >= 2) add_change(k - 1, change);  // x_{k-1} against x_{k-2}
       t.clock();
       seconds[k] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      // The leader, recomputed: a successor of a killed leader goes on
-      // printing (from iteration 1: it cannot know what was printed).
-      if (dml::io::leader(comm)) {
-        trainer::print_view_changes(comm, changes_printed);
-        print_complete(k - 1);
-      }
+      print_complete(k - 1);
     }
     // The last change (x_K against x_{K-1}), then everything is applied.
     plan();
-    double change = 0;
+    change_sum change;
     read_mine(K % 2, change, [](std::uint64_t, double) {});
     add_change(K, change);
     t.sync();
     const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     auto read_result = [&](outcome& r) {
-      r.change = t.read(at.change(K))[K % B];
+      r.change = change_of(K);
       r.ranks.assign(n, 0.0);
       const double base = t.read(at.base(K % 2))[0];
       // Every block in one batch read: a fetch per owner, not one per block.
@@ -400,10 +455,7 @@ outcome table_pagerank(trainer::launcher& launch, const graph& g, const settings
       r.iterations = K;
       r.done = true;
     };
-    if (dml::io::leader(comm)) {
-      trainer::print_view_changes(comm, changes_printed);
-      print_complete(K);
-    }
+    print_complete(K);
     if (launch.in_process()) {
       if (dml::io::leader(comm)) read_result(result);
       t.sync();  // nobody leaves while the leader reads its rows
@@ -443,8 +495,9 @@ void write_ranks(const std::string& path, const std::vector<double>& x) {
 }
 
 void print_final(const outcome& r, const graph& g) {
-  std::printf("final: iterations=%zu change=%.6e sum=%.12f seconds=%.3f nodes=%llu edges=%zu\n", r.iterations,
-              r.change, sum_of(r.ranks), r.seconds, static_cast<unsigned long long>(g.nodes), g.edges());
+  std::printf("final: iterations=%zu change=%s sum=%.12f seconds=%.3f nodes=%llu edges=%zu\n", r.iterations,
+              change_text(r.change, g.nodes).c_str(), sum_of(r.ranks), r.seconds,
+              static_cast<unsigned long long>(g.nodes), g.edges());
   std::fflush(stdout);
 }
 

@@ -66,6 +66,7 @@
 
 #include "../common/cli.hpp"
 #include "../common/launcher.hpp"
+#include "../common/same_input.hpp"
 #include "../common/table_app.hpp"
 #include "edges.hpp"
 
@@ -77,6 +78,7 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -615,6 +617,18 @@ bool parse(int argc, char** argv, settings& s) {
   return true;
 }
 
+/// The graph's fingerprint, compared between processes under MPI.
+std::uint64_t hash_of(const graph& g) {
+  trainer::fingerprint f;
+  f.add(g.nodes);
+  f.add(g.edges());
+  for (std::size_t i = 0; i < g.edges(); ++i) {
+    f.add(g.src[i]);
+    f.add(g.dst[i]);
+  }
+  return f.value();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -625,6 +639,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "dml-pagerank: %s (see --help)\n", e.what());
     return 2;
   }
+  std::optional<trainer::launcher> launch;
   try {
     if (!s.write_edges.empty()) {
       const graph g = generate(s.generate, s.seed);
@@ -633,18 +648,39 @@ int main(int argc, char** argv) {
                   static_cast<unsigned long long>(g.nodes), g.edges(), s.write_edges.c_str());
       return 0;
     }
-    trainer::launcher launch(s.transport, s.ranks, argc, argv);  // starts MPI for mpi_rma / mpi
-    const std::size_t members_here = launch.in_process() && !s.serial ? s.ranks : 1;
+    launch.emplace(s.transport, s.ranks, argc, argv);  // starts MPI for mpi_rma / mpi
+    const std::size_t members_here = launch->in_process() && !s.serial ? s.ranks : 1;
     graph g;
-    if (s.generate != 0) {
-      if (const std::string big = too_big(s.generate, 6 * s.generate, members_here); !big.empty())
-        throw usage_error("--generate " + std::to_string(s.generate) + " needs " + big);
-      g = generate(s.generate, s.seed);
+    auto load = [&] {
+      if (s.generate != 0) {
+        if (const std::string big = too_big(s.generate, 6 * s.generate, members_here); !big.empty())
+          throw usage_error("--generate " + std::to_string(s.generate) + " needs " + big);
+        g = generate(s.generate, s.seed);
+      } else {
+        g = read_edges(s.edges, members_here);
+      }
+      index_by_source(g);
+    };
+    if (launch->in_process()) {
+      load();
     } else {
-      g = read_edges(s.edges, members_here);
+      // Every process reads the whole graph: they must have read the same
+      // one (a file that differs between machines would otherwise mix two
+      // graphs into one wrong answer), and a read that failed on one
+      // process fails on all, with its message, instead of leaving the
+      // others waiting.
+      std::exception_ptr failure;
+      try {
+        load();
+      } catch (const std::exception&) {
+        failure = std::current_exception();
+      }
+      const std::string summary =
+          std::to_string(g.nodes) + " nodes, " + std::to_string(g.edges()) + " edges from " + g.name;
+      launch->run(
+          [&](auto& comm) { trainer::agree_on_input(comm, failure, hash_of(g), summary, "the graph"); });
     }
-    index_by_source(g);
-    if (launch.leader())
+    if (launch->leader())
       std::printf(
           "dml-pagerank: %s: %llu nodes, %zu edges, %llu dangling; %s, %zu iterations, block %zu\n",
           g.name.c_str(), static_cast<unsigned long long>(g.nodes), g.edges(),
@@ -653,13 +689,17 @@ int main(int argc, char** argv) {
                    : (std::to_string(s.ranks) + " ranks, " + s.transport + ", consistency " + s.consistency)
                          .c_str(),
           s.iterations, s.block);
-    const outcome r = s.serial ? serial_pagerank(g, s.iterations, true) : table_pagerank(launch, g, s);
+    const outcome r = s.serial ? serial_pagerank(g, s.iterations, true) : table_pagerank(*launch, g, s);
     // In-process (and --serial) the leader's result; under MPI the member
     // that printed the 'final:' line holds it.
-    if (!r.done || (launch.in_process() && !launch.leader())) return 0;
+    if (!r.done || (launch->in_process() && !launch->leader())) return 0;
     if (!s.out.empty()) write_ranks(s.out, r.ranks);
-    if (s.serial || launch.in_process()) print_final(r, g);
+    if (s.serial || launch->in_process()) print_final(r, g);
     if (s.check_serial && !check_against_serial(r, g, s.iterations)) return 1;
+  } catch (const trainer::agreed_error& e) {  // the same on every process: the leader says it
+    if (!launch || launch->leader())
+      std::fprintf(stderr, "dml-pagerank: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
+    return e.usage() ? 2 : 1;
   } catch (const usage_error& e) {
     std::fprintf(stderr, "dml-pagerank: %s (see --help)\n", e.what());
     return 2;

@@ -24,6 +24,7 @@
 #include "../common/cli.hpp"
 #include "../common/kill_after.hpp"
 #include "../common/launcher.hpp"
+#include "../common/same_input.hpp"
 #include "lasso.hpp"
 
 #include <chrono>
@@ -72,6 +73,21 @@ computes its rows' part and the parts are summed. Prints the objective
 every --report-every iterations with the coordinate updates and data
 samples (nonzeros of the updated columns) processed so far, then
 final: objective=F nonzeros=K updates=U seconds=S.)";
+
+/// The data's fingerprint, compared between processes under MPI.
+std::uint64_t hash_of(const lasso::dataset& d) {
+  trainer::fingerprint f;
+  f.add(d.features);
+  f.add(d.rows());
+  for (std::size_t i = 0; i < d.rows(); ++i) {
+    f.add(d.y[i]);
+    for (std::size_t k = d.start[i]; k < d.start[i + 1]; ++k) {
+      f.add(d.column[k]);
+      f.add(d.value[k]);
+    }
+  }
+  return f.value();
+}
 
 lasso::dataset load(const std::string& path) {
   const auto set = dml::data::read_libsvm(path);
@@ -165,13 +181,37 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "dml-lasso: %s (see --help)\n", e.what());
     return 2;
   }
+  std::optional<trainer::launcher> launcher;
   try {
     const auto kills = trainer::planned_kills(o.kill_after);
-    trainer::launcher launch(o.transport, o.ranks, argc, argv, kills);  // starts MPI for mpi_rma / mpi
+    launcher.emplace(o.transport, o.ranks, argc, argv, kills);  // starts MPI for mpi_rma / mpi
+    trainer::launcher& launch = *launcher;
     if (o.coords == 0) o.coords = 4 * o.ranks;
     const lasso::loss kind = o.loss == "logistic" ? lasso::loss::logistic : lasso::loss::squared;
-    const lasso::dataset data =
-        kind == lasso::loss::logistic ? lasso::logistic_labels(load(o.data)) : load(o.data);
+    lasso::dataset data;
+    auto read = [&] {
+      data = kind == lasso::loss::logistic ? lasso::logistic_labels(load(o.data)) : load(o.data);
+    };
+    if (launch.in_process()) {
+      read();
+    } else {
+      // Every process reads the whole file and updates its share of the
+      // coordinates from it: processes that read different data (a file
+      // that differs between machines) would mix them into one wrong
+      // objective, and a read that failed on one process would leave the
+      // others waiting. They compare what they read first.
+      std::exception_ptr failure;
+      try {
+        read();
+      } catch (const std::exception&) {
+        failure = std::current_exception();
+      }
+      const std::string summary = std::to_string(data.rows()) + " samples, " + std::to_string(data.features) +
+                                  " features, " + std::to_string(data.value.size()) + " nonzeros from " +
+                                  o.data;
+      launch.run(
+          [&](auto& comm) { trainer::agree_on_input(comm, failure, hash_of(data), summary, "the data"); });
+    }
     if (o.reference) {
       const auto start = std::chrono::steady_clock::now();
       const auto ref = lasso::serial_cd(data, o.lambda, 1e-12, 100000, kind);
@@ -251,6 +291,10 @@ int main(int argc, char** argv) {
     });
     // In-process the members share the result: printed once, here.
     if (reporter && launch.in_process()) print_final();
+  } catch (const trainer::agreed_error& e) {  // the same on every process: the leader says it
+    if (!launcher || launcher->leader())
+      std::fprintf(stderr, "dml-lasso: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
+    return e.usage() ? 2 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dml-lasso: %s\n", e.what());
     return 1;

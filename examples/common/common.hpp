@@ -18,6 +18,7 @@
 #include "kill_after.hpp"
 #include "launcher.hpp"
 #include "linear.hpp"
+#include "same_input.hpp"
 
 #include <Eigen/Core>
 #include <Eigen/SparseCore>
@@ -30,6 +31,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -367,6 +369,72 @@ inline std::pair<sample_set, sample_set> load_samples(const settings& s) {
   const Eigen::Index width = std::max(train.cols(), test.cols());
   for (sample_set* d : {&train, &test}) std::get<sparse_matrix>(d->x).conservativeResize(d->rows(), width);
   return {std::move(train), std::move(test)};
+}
+
+/// A data set's fingerprint (same_input.hpp), its values and labels.
+inline void add_to(fingerprint& f, const matrix& x) {
+  f.add(x.rows());
+  f.add(x.cols());
+  f.add_span(std::span<const float>(x.data(), static_cast<std::size_t>(x.size())));
+}
+inline void add_to(fingerprint& f, const sparse_matrix& x) {
+  f.add(x.rows());
+  f.add(x.cols());
+  f.add(x.nonZeros());
+  const auto nnz = static_cast<std::size_t>(x.nonZeros());
+  if (x.isCompressed()) {
+    f.add_span(std::span<const float>(x.valuePtr(), nnz));
+    f.add_span(std::span<const typename sparse_matrix::StorageIndex>(x.innerIndexPtr(), nnz));
+    f.add_span(std::span<const typename sparse_matrix::StorageIndex>(
+        x.outerIndexPtr(), static_cast<std::size_t>(x.outerSize()) + 1));
+  } else {
+    for (Eigen::Index i = 0; i < x.outerSize(); ++i)
+      for (sparse_matrix::InnerIterator it(x, i); it; ++it) {
+        f.add(it.index());
+        f.add(it.value());
+      }
+  }
+}
+inline void add_to(fingerprint& f, const dataset& d) {
+  add_to(f, d.x);
+  f.add_span(std::span<const int>(d.y));
+}
+inline void add_to(fingerprint& f, const sample_set& d) {
+  d.visit([&](const auto& x) { add_to(f, x); });
+  f.add_span(std::span<const int>(d.y));
+}
+inline Eigen::Index rows_of(const dataset& d) { return d.x.rows(); }
+inline Eigen::Index rows_of(const sample_set& d) { return d.rows(); }
+inline Eigen::Index cols_of(const dataset& d) { return d.x.cols(); }
+inline Eigen::Index cols_of(const sample_set& d) { return d.cols(); }
+
+/// The training and test sets under MPI: every process reads them whole
+/// (and keeps its share of the training rows), so every process must have
+/// read the same ones. A file that differs between machines would
+/// otherwise train one model on a mix of two data sets, and a read that
+/// failed on one process would leave the others waiting for it. The
+/// processes compare fingerprints first (agree_on_input): a mismatch, or a
+/// failure anywhere, throws the same agreed_error on every process.
+/// In-process ranks share one copy: `read()` as it is.
+template <class Read>
+auto read_everywhere(launcher& launch, Read&& read) {
+  if (launch.in_process()) return read();
+  decltype(read()) sets;
+  std::exception_ptr failure;
+  try {
+    sets = read();
+  } catch (const std::exception&) {
+    failure = std::current_exception();
+  }
+  fingerprint f;
+  add_to(f, sets.first);
+  add_to(f, sets.second);
+  const std::string summary = std::to_string(rows_of(sets.first)) + " training and " +
+                              std::to_string(rows_of(sets.second)) + " test samples of " +
+                              std::to_string(cols_of(sets.first)) + " features from " + sets.first.name +
+                              (sets.second.name == sets.first.name ? "" : " and " + sets.second.name);
+  launch.run([&](auto& comm) { agree_on_input(comm, failure, f.value(), summary, "the data"); });
+  return sets;
 }
 
 /// The default step for R ranks that average their models (or gradients)

@@ -475,7 +475,9 @@ int main(int argc, char** argv) {
     // starts MPI for --transport mpi_rma / mpi
     trainer::launcher launch(s.transport, s.ranks, argc, argv, trainer::planned_kills(s));
     if (allreduce) launch.require_mpi_for("--baseline mpi_allreduce");
-    auto loaded = trainer::load_samples(s);  // named, not bound: clang < 16 cannot capture bindings
+    auto loaded = trainer::read_everywhere(launch, [&] {
+      return trainer::load_samples(s);
+    });  // named, not bound: clang < 16 cannot capture bindings
     auto& train_set = loaded.first;
     auto& test_set = loaded.second;
     const std::size_t classes = s.data.empty() ? 10 : libsvm_classes(train_set, test_set);
@@ -523,6 +525,9 @@ int main(int argc, char** argv) {
                                                  train_set, test_set, out, slow, budget);
                                   });
     trainer::finish(launch, s, r, "accuracy");
+  } catch (const trainer::agreed_error& e) {  // the same on every process: the leader says it
+    if (e.prints()) std::fprintf(stderr, "dml-logreg: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
+    return e.usage() ? 2 : 1;
   } catch (const trainer::usage_error& e) {
     std::fprintf(stderr, "dml-logreg: %s (see --help)\n", e.what());
     return 2;

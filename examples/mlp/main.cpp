@@ -413,7 +413,8 @@ int main(int argc, char** argv) {
   try {
     // starts MPI for --transport mpi_rma / mpi
     trainer::launcher launch(s.transport, s.ranks, argc, argv, trainer::planned_kills(s));
-    const auto loaded = trainer::load(s);  // named, not bound: clang < 16 cannot capture bindings
+    const auto loaded = trainer::read_everywhere(
+        launch, [&] { return trainer::load(s); });  // named, not bound: clang < 16 cannot capture bindings
     const auto& train_set = loaded.first;
     const auto& test_set = loaded.second;
     const std::string lr_note = default_batch_and_step(s);
@@ -454,6 +455,9 @@ int main(int argc, char** argv) {
                                 evaluate_every, train_set, test_set, out);
                  });
     trainer::finish(launch, s, r, "accuracy");
+  } catch (const trainer::agreed_error& e) {  // the same on every process: the leader says it
+    if (e.prints()) std::fprintf(stderr, "dml-mlp: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
+    return e.usage() ? 2 : 1;
   } catch (const trainer::usage_error& e) {
     std::fprintf(stderr, "dml-mlp: %s (see --help)\n", e.what());
     return 2;

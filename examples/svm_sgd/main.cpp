@@ -390,7 +390,8 @@ int main(int argc, char** argv) {
     // starts MPI for --transport mpi_rma / mpi
     trainer::launcher launch(s.transport, s.ranks, argc, argv, trainer::planned_kills(s));
     if (o.allreduce) launch.require_mpi_for("--baseline mpi_allreduce");
-    const auto [train_set, test_set] = trainer::load_samples(s);
+    const auto [train_set, test_set] =
+        trainer::read_everywhere(launch, [&] { return trainer::load_samples(s); });
     if (!s.data.empty() && !o.classes_given) {  // a LIBSVM file of two classes: the larger label is +1
       const std::set<int> labels(train_set.y.begin(), train_set.y.end());
       if (labels.size() != 2)
@@ -441,6 +442,9 @@ int main(int argc, char** argv) {
       return ::train(launch, topology, consistency, s, o, train, test, out);
     });
     trainer::finish(launch, s, r, "accuracy");
+  } catch (const trainer::agreed_error& e) {  // the same on every process: the leader says it
+    if (e.prints()) std::fprintf(stderr, "dml-svm-sgd: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
+    return e.usage() ? 2 : 1;
   } catch (const trainer::usage_error& e) {
     std::fprintf(stderr, "dml-svm-sgd: %s (see --help)\n", e.what());
     return 2;

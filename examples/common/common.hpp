@@ -418,22 +418,20 @@ inline Eigen::Index cols_of(const sample_set& d) { return d.cols(); }
 /// In-process ranks share one copy: `read()` as it is.
 template <class Read>
 auto read_everywhere(launcher& launch, Read&& read) {
-  if (launch.in_process()) return read();
   decltype(read()) sets;
-  std::exception_ptr failure;
-  try {
-    sets = read();
-  } catch (const std::exception&) {
-    failure = std::current_exception();
-  }
-  fingerprint f;
-  add_to(f, sets.first);
-  add_to(f, sets.second);
-  const std::string summary = std::to_string(rows_of(sets.first)) + " training and " +
-                              std::to_string(rows_of(sets.second)) + " test samples of " +
-                              std::to_string(cols_of(sets.first)) + " features from " + sets.first.name +
-                              (sets.second.name == sets.first.name ? "" : " and " + sets.second.name);
-  launch.run([&](auto& comm) { agree_on_input(comm, failure, f.value(), summary, "the data"); });
+  read_agreed(
+      launch, [&] { sets = read(); },
+      [&] {
+        fingerprint f;
+        add_to(f, sets.first);
+        add_to(f, sets.second);
+        return std::pair(f.value(),
+                         std::to_string(rows_of(sets.first)) + " training and " +
+                             std::to_string(rows_of(sets.second)) + " test samples of " +
+                             std::to_string(cols_of(sets.first)) + " features from " + sets.first.name +
+                             (sets.second.name == sets.first.name ? "" : " and " + sets.second.name));
+      },
+      "the data");
   return sets;
 }
 

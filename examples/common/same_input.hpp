@@ -158,4 +158,25 @@ void agree_on_input(Comm& comm, const std::exception_ptr& failure, std::uint64_t
                          false, leads);
 }
 
+/// `read()` the input on every process of `launch`, then, under MPI,
+/// agree_on_input over what `describe()` returns for it (its hash and a
+/// summary; called also when the read failed, on what it left): every
+/// process returns having read the same input, or throws the same
+/// agreed_error. In-process ranks share one read: `read()` as it is.
+template <class Launcher, class Read, class Describe>
+void read_agreed(Launcher& launch, Read&& read, Describe&& describe, const std::string& what) {
+  if (launch.in_process()) {
+    read();
+    return;
+  }
+  std::exception_ptr failure;
+  try {
+    read();
+  } catch (const std::exception&) {
+    failure = std::current_exception();
+  }
+  const auto [hash, summary] = describe();
+  launch.run([&](auto& comm) { agree_on_input(comm, failure, hash, summary, what); });
+}
+
 }  // namespace trainer

@@ -189,29 +189,20 @@ int main(int argc, char** argv) {
     if (o.coords == 0) o.coords = 4 * o.ranks;
     const lasso::loss kind = o.loss == "logistic" ? lasso::loss::logistic : lasso::loss::squared;
     lasso::dataset data;
-    auto read = [&] {
-      data = kind == lasso::loss::logistic ? lasso::logistic_labels(load(o.data)) : load(o.data);
-    };
-    if (launch.in_process()) {
-      read();
-    } else {
-      // Every process reads the whole file and updates its share of the
-      // coordinates from it: processes that read different data (a file
-      // that differs between machines) would mix them into one wrong
-      // objective, and a read that failed on one process would leave the
-      // others waiting. They compare what they read first.
-      std::exception_ptr failure;
-      try {
-        read();
-      } catch (const std::exception&) {
-        failure = std::current_exception();
-      }
-      const std::string summary = std::to_string(data.rows()) + " samples, " + std::to_string(data.features) +
-                                  " features, " + std::to_string(data.value.size()) + " nonzeros from " +
-                                  o.data;
-      launch.run(
-          [&](auto& comm) { trainer::agree_on_input(comm, failure, hash_of(data), summary, "the data"); });
-    }
+    // Every process reads the whole file and updates its share of the
+    // coordinates from it: under MPI the processes compare what they read
+    // first (read_agreed), since different data (a file that differs
+    // between machines) would mix into one wrong objective, and a read
+    // that failed on one process would leave the others waiting.
+    trainer::read_agreed(
+        launch,
+        [&] { data = kind == lasso::loss::logistic ? lasso::logistic_labels(load(o.data)) : load(o.data); },
+        [&] {
+          return std::pair(hash_of(data), std::to_string(data.rows()) + " samples, " +
+                                              std::to_string(data.features) + " features, " +
+                                              std::to_string(data.value.size()) + " nonzeros from " + o.data);
+        },
+        "the data");
     if (o.reference) {
       const auto start = std::chrono::steady_clock::now();
       const auto ref = lasso::serial_cd(data, o.lambda, 1e-12, 100000, kind);

@@ -651,35 +651,28 @@ int main(int argc, char** argv) {
     launch.emplace(s.transport, s.ranks, argc, argv);  // starts MPI for mpi_rma / mpi
     const std::size_t members_here = launch->in_process() && !s.serial ? s.ranks : 1;
     graph g;
-    auto load = [&] {
-      if (s.generate != 0) {
-        if (const std::string big = too_big(s.generate, 6 * s.generate, members_here); !big.empty())
-          throw usage_error("--generate " + std::to_string(s.generate) + " needs " + big);
-        g = generate(s.generate, s.seed);
-      } else {
-        g = read_edges(s.edges, members_here);
-      }
-      index_by_source(g);
-    };
-    if (launch->in_process()) {
-      load();
-    } else {
-      // Every process reads the whole graph: they must have read the same
-      // one (a file that differs between machines would otherwise mix two
-      // graphs into one wrong answer), and a read that failed on one
-      // process fails on all, with its message, instead of leaving the
-      // others waiting.
-      std::exception_ptr failure;
-      try {
-        load();
-      } catch (const std::exception&) {
-        failure = std::current_exception();
-      }
-      const std::string summary =
-          std::to_string(g.nodes) + " nodes, " + std::to_string(g.edges()) + " edges from " + g.name;
-      launch->run(
-          [&](auto& comm) { trainer::agree_on_input(comm, failure, hash_of(g), summary, "the graph"); });
-    }
+    // Every process reads the whole graph: under MPI they compare what they
+    // read (read_agreed), since a file that differs between machines would
+    // mix two graphs into one wrong answer, and a read that failed on one
+    // process fails on all, with its message, instead of leaving the
+    // others waiting.
+    trainer::read_agreed(
+        *launch,
+        [&] {
+          if (s.generate != 0) {
+            if (const std::string big = too_big(s.generate, 6 * s.generate, members_here); !big.empty())
+              throw usage_error("--generate " + std::to_string(s.generate) + " needs " + big);
+            g = generate(s.generate, s.seed);
+          } else {
+            g = read_edges(s.edges, members_here);
+          }
+          index_by_source(g);
+        },
+        [&] {
+          return std::pair(hash_of(g), std::to_string(g.nodes) + " nodes, " + std::to_string(g.edges()) +
+                                           " edges from " + g.name);
+        },
+        "the graph");
     if (launch->leader())
       std::printf(
           "dml-pagerank: %s: %llu nodes, %zu edges, %llu dangling; %s, %zu iterations, block %zu\n",

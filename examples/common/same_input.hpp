@@ -175,8 +175,8 @@ void read_agreed(Launcher& launch, Read&& read, Describe&& describe, const std::
   } catch (const std::exception&) {
     failure = std::current_exception();
   }
-  const auto [hash, summary] = describe();
-  launch.run([&](auto& comm) { agree_on_input(comm, failure, hash, summary, what); });
+  const auto described = describe();  // (hash, summary); not bound: clang < 16 cannot capture bindings
+  launch.run([&](auto& comm) { agree_on_input(comm, failure, described.first, described.second, what); });
 }
 
 }  // namespace trainer

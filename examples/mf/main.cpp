@@ -54,6 +54,7 @@
 #include "../common/cli.hpp"
 #include "../common/launcher.hpp"
 #include "../common/ratings.hpp"
+#include "../common/same_input.hpp"
 #include "../common/table_app.hpp"
 
 #include <dml/data/shard.hpp>
@@ -552,7 +553,25 @@ int main(int argc, char** argv) {
   }
   try {
     trainer::launcher launch = trainer::table_launcher(s, argc, argv);  // starts MPI for mpi_rma / mpi
-    const problem data = s.ratings.empty() ? generate(s) : load(s);
+    // Every process generates or reads all the ratings and keeps its users'
+    // share: under MPI the processes compare what they hold first
+    // (read_agreed), since a file that differs between machines would train
+    // one model on a mix of two rating sets.
+    problem data;
+    trainer::read_agreed(
+        launch, [&] { data = s.ratings.empty() ? generate(s) : load(s); },
+        [&] {
+          trainer::fingerprint f;
+          f.add(s.users);
+          f.add(s.items);
+          f.add_span(std::span<const rating>(data.train));
+          f.add_span(std::span<const rating>(data.test));
+          return std::pair(f.value(), std::to_string(data.train.size()) + " training / " +
+                                          std::to_string(data.test.size()) + " test ratings of " +
+                                          std::to_string(s.users) + " users x " + std::to_string(s.items) +
+                                          " items" + (s.ratings.empty() ? "" : " from " + s.ratings));
+        },
+        "the rating set");
     if (!s.ratings.empty() && (data.train.empty() || data.test.empty()))
       throw usage_error(s.ratings + " gives " + std::to_string(data.train.size()) + " training and " +
                         std::to_string(data.test.size()) + " test ratings; both need some");
@@ -604,6 +623,9 @@ int main(int argc, char** argv) {
     }
     std::fflush(stdout);
     if (s.check_serial && !check_against_serial(r, s, data)) return 1;
+  } catch (const trainer::agreed_error& e) {  // the same on every process: the leader says it
+    if (e.prints()) std::fprintf(stderr, "dml-mf: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
+    return e.usage() ? 2 : 1;
   } catch (const usage_error& e) {
     std::fprintf(stderr, "dml-mf: %s (see --help)\n", e.what());
     return 2;

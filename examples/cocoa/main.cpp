@@ -19,6 +19,7 @@
 
 #include "../common/cli.hpp"
 #include "../common/launcher.hpp"
+#include "../common/same_input.hpp"
 #include "cocoa.hpp"
 
 #include <algorithm>
@@ -338,6 +339,79 @@ void train(Comm& comm, const options& o, const evaluation& ev) {
   }
 }
 
+/// What every process reads and derives from the command line: the
+/// problem, the test set and the task.
+struct loaded {
+  cocoa::problem p;
+  labelled test;
+  std::vector<double> test_y;
+  task t = task::one_vs_rest;
+};
+
+loaded load(const options& o) {
+  loaded in;
+  labelled train_set;
+  std::size_t classes = 10;
+  int positive = -1;
+  if (!o.klass.empty() && o.klass != "all") positive = *cli::to_number<int>(o.klass, 0);
+  if (o.data.empty()) {
+    train_set = fashion(true, o.limit);
+    in.test = fashion(false, 0);
+    if (positive > 9) throw usage_error("--class: Fashion-MNIST has classes 0..9");
+    if (positive >= 0) in.t = task::binary;
+  } else {
+    train_set = libsvm(o.data, 0, o.limit);
+    in.test = o.test.empty() ? train_set : libsvm(o.test, train_set.x.d - 1, 0);
+    const std::set<double> seen(train_set.labels.begin(), train_set.labels.end());
+    const bool two = std::all_of(seen.begin(), seen.end(), [](double l) { return l == 1 || l == -1; }) ||
+                     std::all_of(seen.begin(), seen.end(), [](double l) { return l == 1 || l == 0; });
+    if (positive >= 0) {
+      in.t = task::binary;
+    } else if (o.klass == "all") {
+      for (const double l : seen)
+        if (l < 0 || l != std::floor(l) || l > 1000)
+          throw dml::data_error(o.data, 0, "--class all needs labels 0..C-1 (C <= 1001), got " + std::to_string(l));
+      classes = static_cast<std::size_t>(*seen.rbegin()) + 1;
+    } else {
+      in.t = two ? task::binary : task::regression;
+    }
+  }
+  cocoa::problem& p = in.p;
+  p.x = std::move(train_set.x);
+  p.outputs = in.t == task::one_vs_rest ? classes : 1;
+  p.y = targets(train_set.labels, in.t, classes, positive);
+  p.lambda = o.lambda;
+  p.l1_ratio = o.l1_ratio;
+  p.validate();
+  if (p.x.n < o.ranks)
+    throw usage_error(std::to_string(p.x.n) + " samples are too few for " + std::to_string(o.ranks) + " ranks");
+  if (o.filter != "none" && o.quota_percent / 100 * static_cast<double>(p.width()) * sizeof(double) < 12)
+    throw usage_error("--quota-percent " + std::to_string(o.quota_percent) + " of " + std::to_string(p.width()) +
+                      " weights cannot carry one index/value pair (12 bytes)");
+  in.test_y = targets(in.test.labels, in.t, classes, positive);
+  return in;
+}
+
+void add_to(trainer::fingerprint& f, const cocoa::rows& x) {
+  f.add(x.n);
+  f.add(x.d);
+  f.add_span(std::span<const std::size_t>(x.start));
+  f.add_span(std::span<const std::uint32_t>(x.col));
+  f.add_span(std::span<const double>(x.val));
+}
+
+/// The data's fingerprint, compared between processes under MPI: what
+/// training and the evaluation read.
+std::uint64_t hash_of(const loaded& in) {
+  trainer::fingerprint f;
+  add_to(f, in.p.x);
+  f.add(in.p.outputs);
+  f.add_span(std::span<const double>(in.p.y));
+  add_to(f, in.test.x);
+  f.add_span(std::span<const double>(in.test_y));
+  return f.value();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -350,49 +424,24 @@ int main(int argc, char** argv) {
   }
   try {
     trainer::launcher launch(o.transport, o.ranks, argc, argv);  // starts MPI for mpi_rma / mpi
-    // Data and task.
-    labelled train_set, test_set;
-    task t = task::one_vs_rest;
-    std::size_t classes = 10;
-    int positive = -1;
-    if (!o.klass.empty() && o.klass != "all") positive = *cli::to_number<int>(o.klass, 0);
-    if (o.data.empty()) {
-      train_set = fashion(true, o.limit);
-      test_set = fashion(false, 0);
-      if (positive > 9) throw usage_error("--class: Fashion-MNIST has classes 0..9");
-      if (positive >= 0) t = task::binary;
-    } else {
-      train_set = libsvm(o.data, 0, o.limit);
-      test_set = o.test.empty() ? train_set : libsvm(o.test, train_set.x.d - 1, 0);
-      const std::set<double> seen(train_set.labels.begin(), train_set.labels.end());
-      const bool two = std::all_of(seen.begin(), seen.end(), [](double l) { return l == 1 || l == -1; }) ||
-                       std::all_of(seen.begin(), seen.end(), [](double l) { return l == 1 || l == 0; });
-      if (positive >= 0) {
-        t = task::binary;
-      } else if (o.klass == "all") {
-        for (const double l : seen)
-          if (l < 0 || l != std::floor(l) || l > 1000)
-            throw dml::data_error(o.data, 0,
-                                  "--class all needs labels 0..C-1 (C <= 1001), got " + std::to_string(l));
-        classes = static_cast<std::size_t>(*seen.rbegin()) + 1;
-      } else {
-        t = two ? task::binary : task::regression;
-      }
-    }
-    cocoa::problem p;
-    p.x = std::move(train_set.x);
-    p.outputs = t == task::one_vs_rest ? classes : 1;
-    p.y = targets(train_set.labels, t, classes, positive);
-    p.lambda = o.lambda;
-    p.l1_ratio = o.l1_ratio;
-    p.validate();
-    if (p.x.n < o.ranks)
-      throw usage_error(std::to_string(p.x.n) + " samples are too few for " + std::to_string(o.ranks) +
-                        " ranks");
-    if (o.filter != "none" && o.quota_percent / 100 * static_cast<double>(p.width()) * sizeof(double) < 12)
-      throw usage_error("--quota-percent " + std::to_string(o.quota_percent) + " of " +
-                        std::to_string(p.width()) + " weights cannot carry one index/value pair (12 bytes)");
-    const std::vector<double> test_y = targets(test_set.labels, t, classes, positive);
+    // Every process reads the whole data set and trains its share of the
+    // samples: under MPI the processes compare what they read first
+    // (read_agreed), since a file that differs between machines would mix
+    // two data sets into one wrong model, and a read that failed on one
+    // process would leave the others waiting.
+    loaded in;
+    trainer::read_agreed(
+        launch, [&] { in = load(o); },
+        [&] {
+          return std::pair(hash_of(in), std::to_string(in.p.x.n) + " training / " + std::to_string(in.test.x.n) +
+                                            " test samples, " + std::to_string(in.p.x.d) + " features from " +
+                                            (o.data.empty() ? std::string("Fashion-MNIST") : o.data));
+        },
+        "the data");
+    const cocoa::problem& p = in.p;
+    const labelled& test_set = in.test;
+    const std::vector<double>& test_y = in.test_y;
+    const task t = in.t;
     const evaluation ev{&p, &test_set.x, &test_y, t};
     const char* task_name = t == task::one_vs_rest ? "one-vs-rest"
                             : t == task::binary    ? "binary"
@@ -420,6 +469,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     launch.run([&](auto& comm) { train(comm, o, ev); });
+  } catch (const trainer::agreed_error& e) {  // the same on every process: the leader says it
+    if (e.prints()) std::fprintf(stderr, "dml-cocoa: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
+    return e.usage() ? 2 : 1;
   } catch (const usage_error& e) {
     std::fprintf(stderr, "dml-cocoa: %s (see --help)\n", e.what());
     return 2;

@@ -14,6 +14,7 @@
 #include <dml/data/bag_of_words.hpp>
 
 #include "cli.hpp"
+#include "same_input.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -158,6 +159,24 @@ inline corpus make_corpus(corpus_settings& s) {
   }
   if (!s.write.empty()) write_corpus(s.write, c);
   return c;
+}
+
+/// What the processes of an MPI run compare (trainer::agree_on_input):
+/// the whole corpus, its planted topics and the vocabulary it is read with.
+inline std::uint64_t hash_of(const corpus& c, std::size_t vocabulary) {
+  trainer::fingerprint f;
+  f.add(vocabulary);
+  f.add_span(std::span<const std::uint32_t>(c.first));
+  f.add_span(std::span<const std::uint32_t>(c.words));
+  f.add(c.topics.size());
+  for (const auto& topic : c.topics) f.add_span(std::span<const double>(topic));
+  return f.value();
+}
+
+/// "N documents, T tokens, V words": a corpus named for people.
+inline std::string summary(const corpus& c, std::size_t vocabulary) {
+  return std::to_string(c.documents()) + " documents, " + std::to_string(c.words.size()) + " tokens, " +
+         std::to_string(vocabulary) + " words";
 }
 
 /// The corpus options both LDA trainers take.

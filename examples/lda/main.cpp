@@ -466,11 +466,26 @@ int main(int argc, char** argv) {
   try {
     trainer::launcher launch = trainer::table_launcher(s, argc, argv);  // starts MPI for mpi_rma / mpi
     if (!launch.leader()) s.write.clear();                              // one process writes --write-corpus
-    const corpus c = lda::make_corpus(s);
-    if (s.ranks * s.clocks > s.documents)
-      throw usage_error(std::to_string(s.documents) + " documents are too few for " +
-                        std::to_string(s.ranks) + " ranks with " + std::to_string(s.clocks) +
-                        " clocks per iteration");
+    // Every process makes (reads or generates) the whole corpus and samples
+    // its share of the documents: under MPI the processes compare what they
+    // made first (read_agreed), since a corpus file that differs between
+    // machines would mix two corpora into one wrong model, and a read that
+    // failed on one process would leave the others waiting.
+    corpus c;
+    trainer::read_agreed(
+        launch,
+        [&] {
+          c = lda::make_corpus(s);
+          if (s.ranks * s.clocks > s.documents)
+            throw usage_error(std::to_string(s.documents) + " documents are too few for " +
+                              std::to_string(s.ranks) + " ranks with " + std::to_string(s.clocks) +
+                              " clocks per iteration");
+        },
+        [&] {
+          return std::pair(lda::hash_of(c, s.vocabulary),
+                           c.first.empty() ? std::string() : lda::summary(c, s.vocabulary));
+        },
+        "the corpus");
     if (launch.leader())
       std::printf(
           "dml-lda: %zu documents, %zu tokens, %zu words, %zu %s; %zu ranks, %s, consistency %s, %zu "
@@ -482,6 +497,9 @@ int main(int argc, char** argv) {
     if (!launch.in_process()) return 0;  // printed inside the run
     if (!r.done) throw std::runtime_error("the run did not complete: no member finished the last iteration");
     lda::print_final(c, r.counts, s, r.loglik, r.seconds, r.iterations);
+  } catch (const trainer::agreed_error& e) {  // the same on every process: the leader says it
+    if (e.prints()) std::fprintf(stderr, "dml-lda: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
+    return e.usage() ? 2 : 1;
   } catch (const usage_error& e) {
     std::fprintf(stderr, "dml-lda: %s (see --help)\n", e.what());
     return 2;

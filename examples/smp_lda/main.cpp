@@ -590,19 +590,6 @@ bool parse(int argc, char** argv, options& o) {
   return true;
 }
 
-/// What every rank checks it shares with the others: the whole corpus.
-std::uint64_t hash_of(const corpus& c, const options& o) {
-  trainer::fingerprint f;
-  f.add(o.vocabulary);
-  f.add(c.first.size());
-  for (std::uint32_t x : c.first) f.add(x);
-  for (std::uint32_t w : c.words) f.add(w);
-  f.add(c.topics.size());
-  for (const auto& topic : c.topics)
-    for (double p : topic) f.add(p);
-  return f.value();
-}
-
 /// The corpus (generated or read) and the checks that need it: the same on
 /// every rank, so under MPI every process finds the same error.
 corpus load_checked(options& o, const std::string& ranks_text) {
@@ -648,12 +635,10 @@ int main(int argc, char** argv) {
       } catch (const std::exception&) {
         failure = std::current_exception();
       }
-      const std::string summary = made ? std::to_string(made->documents()) + " documents, " +
-                                             std::to_string(made->words.size()) + " tokens, " +
-                                             std::to_string(o.vocabulary) + " words"
-                                       : std::string();
+      const std::string summary = made ? lda::summary(*made, o.vocabulary) : std::string();
       launch->run([&](auto& comm) {
-        trainer::agree_on_input(comm, failure, made ? hash_of(*made, o) : 0, summary, "the corpus");
+        trainer::agree_on_input(comm, failure, made ? lda::hash_of(*made, o.vocabulary) : 0, summary,
+                                "the corpus");
       });
     }
     const corpus& c = *made;

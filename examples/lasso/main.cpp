@@ -32,7 +32,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
-#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -78,14 +78,10 @@ final: objective=F nonzeros=K updates=U seconds=S.)";
 std::uint64_t hash_of(const lasso::dataset& d) {
   trainer::fingerprint f;
   f.add(d.features);
-  f.add(d.rows());
-  for (std::size_t i = 0; i < d.rows(); ++i) {
-    f.add(d.y[i]);
-    for (std::size_t k = d.start[i]; k < d.start[i + 1]; ++k) {
-      f.add(d.column[k]);
-      f.add(d.value[k]);
-    }
-  }
+  f.add_span(std::span<const double>(d.y));
+  f.add_span(std::span<const std::size_t>(d.start));
+  f.add_span(std::span<const lasso::parameter>(d.column));
+  f.add_span(std::span<const double>(d.value));
   return f.value();
 }
 
@@ -181,11 +177,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "dml-lasso: %s (see --help)\n", e.what());
     return 2;
   }
-  std::optional<trainer::launcher> launcher;
   try {
     const auto kills = trainer::planned_kills(o.kill_after);
-    launcher.emplace(o.transport, o.ranks, argc, argv, kills);  // starts MPI for mpi_rma / mpi
-    trainer::launcher& launch = *launcher;
+    trainer::launcher launch(o.transport, o.ranks, argc, argv, kills);  // starts MPI for mpi_rma / mpi
     if (o.coords == 0) o.coords = 4 * o.ranks;
     const lasso::loss kind = o.loss == "logistic" ? lasso::loss::logistic : lasso::loss::squared;
     lasso::dataset data;
@@ -283,7 +277,7 @@ int main(int argc, char** argv) {
     // In-process the members share the result: printed once, here.
     if (reporter && launch.in_process()) print_final();
   } catch (const trainer::agreed_error& e) {  // the same on every process: the leader says it
-    if (!launcher || launcher->leader())
+    if (e.prints())
       std::fprintf(stderr, "dml-lasso: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
     return e.usage() ? 2 : 1;
   } catch (const std::exception& e) {

@@ -78,7 +78,6 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
-#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -188,13 +187,12 @@ std::string change_text(const change_sum& c, std::uint64_t nodes) {
 }
 
 void print_iteration(std::size_t k, double seconds, const change_sum& c, std::uint64_t nodes) {
-  const std::string text = change_text(c, nodes);
-  if (text == "n/a")
+  if (c.counted != static_cast<double>(nodes))
     std::printf(
         "iteration %3zu  %8.3f s  L1 change n/a (summed over %.0f of %llu nodes: the members changed)\n", k,
         seconds, c.counted, static_cast<unsigned long long>(nodes));
   else
-    std::printf("iteration %3zu  %8.3f s  L1 change %s\n", k, seconds, text.c_str());
+    std::printf("iteration %3zu  %8.3f s  L1 change %.6e\n", k, seconds, c.change);
   std::fflush(stdout);
 }
 
@@ -621,11 +619,8 @@ bool parse(int argc, char** argv, settings& s) {
 std::uint64_t hash_of(const graph& g) {
   trainer::fingerprint f;
   f.add(g.nodes);
-  f.add(g.edges());
-  for (std::size_t i = 0; i < g.edges(); ++i) {
-    f.add(g.src[i]);
-    f.add(g.dst[i]);
-  }
+  f.add_span(std::span<const std::uint32_t>(g.src));
+  f.add_span(std::span<const std::uint32_t>(g.dst));
   return f.value();
 }
 
@@ -639,7 +634,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "dml-pagerank: %s (see --help)\n", e.what());
     return 2;
   }
-  std::optional<trainer::launcher> launch;
   try {
     if (!s.write_edges.empty()) {
       const graph g = generate(s.generate, s.seed);
@@ -648,8 +642,8 @@ int main(int argc, char** argv) {
                   static_cast<unsigned long long>(g.nodes), g.edges(), s.write_edges.c_str());
       return 0;
     }
-    launch.emplace(s.transport, s.ranks, argc, argv);  // starts MPI for mpi_rma / mpi
-    const std::size_t members_here = launch->in_process() && !s.serial ? s.ranks : 1;
+    trainer::launcher launch(s.transport, s.ranks, argc, argv);  // starts MPI for mpi_rma / mpi
+    const std::size_t members_here = launch.in_process() && !s.serial ? s.ranks : 1;
     graph g;
     // Every process reads the whole graph: under MPI they compare what they
     // read (read_agreed), since a file that differs between machines would
@@ -657,7 +651,7 @@ int main(int argc, char** argv) {
     // process fails on all, with its message, instead of leaving the
     // others waiting.
     trainer::read_agreed(
-        *launch,
+        launch,
         [&] {
           if (s.generate != 0) {
             if (const std::string big = too_big(s.generate, 6 * s.generate, members_here); !big.empty())
@@ -673,7 +667,7 @@ int main(int argc, char** argv) {
                                            " edges from " + g.name);
         },
         "the graph");
-    if (launch->leader())
+    if (launch.leader())
       std::printf(
           "dml-pagerank: %s: %llu nodes, %zu edges, %llu dangling; %s, %zu iterations, block %zu\n",
           g.name.c_str(), static_cast<unsigned long long>(g.nodes), g.edges(),
@@ -682,15 +676,15 @@ int main(int argc, char** argv) {
                    : (std::to_string(s.ranks) + " ranks, " + s.transport + ", consistency " + s.consistency)
                          .c_str(),
           s.iterations, s.block);
-    const outcome r = s.serial ? serial_pagerank(g, s.iterations, true) : table_pagerank(*launch, g, s);
+    const outcome r = s.serial ? serial_pagerank(g, s.iterations, true) : table_pagerank(launch, g, s);
     // In-process (and --serial) the leader's result; under MPI the member
     // that printed the 'final:' line holds it.
-    if (!r.done || (launch->in_process() && !launch->leader())) return 0;
+    if (!r.done || (launch.in_process() && !launch.leader())) return 0;
     if (!s.out.empty()) write_ranks(s.out, r.ranks);
-    if (s.serial || launch->in_process()) print_final(r, g);
+    if (s.serial || launch.in_process()) print_final(r, g);
     if (s.check_serial && !check_against_serial(r, g, s.iterations)) return 1;
   } catch (const trainer::agreed_error& e) {  // the same on every process: the leader says it
-    if (!launch || launch->leader())
+    if (e.prints())
       std::fprintf(stderr, "dml-pagerank: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
     return e.usage() ? 2 : 1;
   } catch (const usage_error& e) {

@@ -64,6 +64,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -612,39 +613,28 @@ int main(int argc, char** argv) {
   } catch (const usage_error& e) {
     return trainer::usage_failure("dml-smp-lda", e.what());  // under mpiexec: once
   }
-  std::optional<trainer::launcher> launch;
   try {
-    launch.emplace(o.transport, o.ranks, argc, argv,
-                   trainer::planned_kills(o.kill_after));  // starts MPI for mpi_rma / mpi
-    const bool leader = launch->leader();
-    if (!leader) {  // one writer of the files
+    trainer::launcher launch(o.transport, o.ranks, argc, argv,
+                             trainer::planned_kills(o.kill_after));  // starts MPI for mpi_rma / mpi
+    if (!launch.leader()) {  // one writer of the files
       o.write.clear();
       o.csv.clear();
     }
     const std::string ranks_text =
-        launch->in_process() ? "--ranks " + std::to_string(o.ranks) : "mpiexec -n " + std::to_string(o.ranks);
+        launch.in_process() ? "--ranks " + std::to_string(o.ranks) : "mpiexec -n " + std::to_string(o.ranks);
     // In-process, the ranks share this process's one corpus; under MPI every
     // process makes its own and the ranks agree on it (or on its error).
-    std::optional<corpus> made;
-    std::exception_ptr failure;
-    if (launch->in_process()) {
-      made = load_checked(o, ranks_text);
-    } else {
-      try {
-        made = load_checked(o, ranks_text);
-      } catch (const std::exception&) {
-        failure = std::current_exception();
-      }
-      const std::string summary = made ? lda::summary(*made, o.vocabulary) : std::string();
-      launch->run([&](auto& comm) {
-        trainer::agree_on_input(comm, failure, made ? lda::hash_of(*made, o.vocabulary) : 0, summary,
-                                "the corpus");
-      });
-    }
-    const corpus& c = *made;
-    if (launch->leader()) {  // asked again: member 0 may have died while the input was agreed
+    corpus c;
+    trainer::read_agreed(
+        launch, [&] { c = load_checked(o, ranks_text); },
+        [&] {
+          return std::pair(lda::hash_of(c, o.vocabulary),
+                           c.first.empty() ? std::string() : lda::summary(c, o.vocabulary));
+        },
+        "the corpus");
+    if (launch.leader()) {  // asked again: member 0 may have died while the input was agreed
       std::string how = o.serial ? std::string("serial") : std::to_string(o.ranks) + " ranks";
-      if (!launch->in_process()) how += " (" + o.transport + ")";
+      if (!launch.in_process()) how += " (" + o.transport + ")";
       how += o.serial ? "" : ", static rotation";
       how += o.micro_sync ? ", micro sync" : o.serial ? "" : ", macro sync";
       how += o.no_heaviest_first ? ", index order" : ", heaviest first";
@@ -659,13 +649,13 @@ int main(int argc, char** argv) {
       lda::print_final(c, counts, o, r.loglik, r.seconds, r.iterations);
     };
     const lda::counts_view counts =
-        o.serial ? serial_lda(c, o, out) : smp_lda(c, o, out, *launch, print_result);
+        o.serial ? serial_lda(c, o, out) : smp_lda(c, o, out, launch, print_result);
     // In-process (and --serial) the result is printed once, here, by the
     // process that holds it; under MPI smp_lda printed it.
-    if (counts.word_topic.empty() || !launch->in_process()) return 0;
+    if (counts.word_topic.empty() || !launch.in_process()) return 0;
     print_result(out, counts);
   } catch (const trainer::agreed_error& e) {  // the same on every rank: the leader says it
-    if (!launch || launch->leader())
+    if (e.prints())
       std::fprintf(stderr, "dml-smp-lda: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
     return e.usage() ? 2 : 1;
   } catch (const usage_error& e) {

@@ -43,7 +43,6 @@
 #include <functional>
 #include <limits>
 #include <numeric>
-#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -435,38 +434,31 @@ int main(int argc, char** argv) {
   } catch (const usage_error& e) {
     return trainer::usage_failure("dml-smp-mf", e.what());  // under mpiexec: once
   }
-  std::optional<trainer::launcher> launch;
   try {
-    launch.emplace(o.transport, o.ranks, argc, argv,
-                   trainer::planned_kills(o.kill_after));  // starts MPI for mpi_rma / mpi
+    trainer::launcher launch(o.transport, o.ranks, argc, argv,
+                             trainer::planned_kills(o.kill_after));  // starts MPI for mpi_rma / mpi
     const std::string ranks_text =
-        launch->in_process() ? "--ranks " + std::to_string(o.ranks) : "mpiexec -n " + std::to_string(o.ranks);
+        launch.in_process() ? "--ranks " + std::to_string(o.ranks) : "mpiexec -n " + std::to_string(o.ranks);
     // In-process, the ranks share this process's one copy; under MPI every
     // process makes its own and the ranks agree on it (or on its error).
-    const bool leader = launch->leader();
-    std::optional<problem> loaded;
-    std::exception_ptr failure;
-    auto make = [&] {
-      loaded = load_checked(o, ranks_text);
-      if (leader && !o.write_ratings.empty()) {  // one writer
-        mf_ratings::write(o.write_ratings, loaded->train, "dml-smp-mf");
-        mf_ratings::write(o.write_ratings + ".test", loaded->test, "dml-smp-mf");
-      }
-    };
-    if (launch->in_process()) {
-      make();
-    } else {
-      try {
-        make();
-      } catch (const std::exception&) {
-        failure = std::current_exception();
-      }
-    }
-    const problem empty;
-    const problem& data = loaded ? *loaded : empty;
-    const std::string summary = std::to_string(data.train.size()) + " training / " +
-                                std::to_string(data.test.size()) + " test ratings of " +
-                                std::to_string(o.users) + " users x " + std::to_string(o.items) + " items";
+    const bool leader = launch.leader();
+    problem data;
+    trainer::read_agreed(
+        launch,
+        [&] {
+          data = load_checked(o, ranks_text);
+          if (leader && !o.write_ratings.empty()) {  // one writer
+            mf_ratings::write(o.write_ratings, data.train, "dml-smp-mf");
+            mf_ratings::write(o.write_ratings + ".test", data.test, "dml-smp-mf");
+          }
+        },
+        [&] {
+          return std::pair(hash_of(data, o), std::to_string(data.train.size()) + " training / " +
+                                                 std::to_string(data.test.size()) + " test ratings of " +
+                                                 std::to_string(o.users) + " users x " +
+                                                 std::to_string(o.items) + " items");
+        },
+        "the rating set");
     mf_program::row last;
     double seconds = 0;
     bool reporter = false;  // this process's member printed the last report
@@ -483,23 +475,19 @@ int main(int argc, char** argv) {
       }
       std::fflush(stdout);
     };
-    if (!launch->in_process())
-      launch->run([&](auto& comm) {
-        trainer::agree_on_input(comm, failure, hash_of(data, o), summary, "the rating set");
-      });
-    if (launch->leader()) {  // asked again: member 0 may have died while the input was agreed
+    if (launch.leader()) {  // asked again: member 0 may have died while the input was agreed
       if (!o.ratings.empty())
         std::printf("dml-smp-mf: %s: %zu users x %zu items (ids remapped densely)\n", o.ratings.c_str(),
                     o.users, o.items);
       std::printf(
           "dml-smp-mf: %zu ranks%s, %zu users x %zu items, rank %zu, %zu training / %zu test ratings, %s "
           "sync%s\n",
-          o.ranks, launch->in_process() ? "" : (" (" + o.transport + ")").c_str(), o.users, o.items, o.rank,
+          o.ranks, launch.in_process() ? "" : (" (" + o.transport + ")").c_str(), o.users, o.items, o.rank,
           data.train.size(), data.test.size(), o.micro_sync ? "micro" : "macro",
           o.no_heaviest_first ? "" : ", heaviest first");
       std::fflush(stdout);
     }
-    launch->run([&](auto& comm) {
+    launch.run([&](auto& comm) {
       mf_program prog(data, o, comm.rank(), o.ranks);
       const auto start = std::chrono::steady_clock::now();  // the leader's, after its set-up
       // Every member may become the one that prints: the leader is the
@@ -536,15 +524,15 @@ int main(int argc, char** argv) {
         last = prog.last();
       };
       if (dml::io::leader(comm)) take();
-      trainer::print_final_surviving(*launch, comm, [&] {
+      trainer::print_final_surviving(launch, comm, [&] {
         if (!reporter) take();
         print_result();
       });
     });
     // In-process the members share the result: printed once, here.
-    if (reporter && launch->in_process()) print_result();
+    if (reporter && launch.in_process()) print_result();
   } catch (const trainer::agreed_error& e) {  // the same on every rank: the leader says it
-    if (!launch || launch->leader())
+    if (e.prints())
       std::fprintf(stderr, "dml-smp-mf: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
     return e.usage() ? 2 : 1;
   } catch (const usage_error& e) {

@@ -53,6 +53,7 @@
 
 #include "../common/cli.hpp"
 #include "../common/launcher.hpp"
+#include "../common/same_input.hpp"
 
 #include <Eigen/Core>
 
@@ -68,10 +69,12 @@
 #include <iterator>
 #include <optional>
 #include <random>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -452,8 +455,28 @@ int main(int argc, char** argv) {
   }
   try {
     trainer::launcher launch(s.transport, s.ranks, argc, argv);  // starts MPI for mpi_rma / mpi
-    require_enough_samples(s);
-    const dataset data = generate(s);
+    // Every process generates the whole data set from --seed and trains its
+    // share: under MPI the processes compare what they generated first
+    // (read_agreed), since processes started with other generator options
+    // (or a standard library whose normal distribution draws differently)
+    // would mix two data sets into one wrong model.
+    dataset data;
+    trainer::read_agreed(
+        launch,
+        [&] {
+          require_enough_samples(s);
+          data = generate(s);
+        },
+        [&] {
+          trainer::fingerprint f;
+          f.add(static_cast<std::uint64_t>(data.x.rows()));
+          f.add(static_cast<std::uint64_t>(data.x.cols()));
+          f.add_span(std::span<const float>(data.x.data(), static_cast<std::size_t>(data.x.size())));
+          f.add_span(std::span<const float>(data.y.data(), static_cast<std::size_t>(data.y.size())));
+          return std::pair(f.value(), std::to_string(data.x.rows()) + " samples x " + std::to_string(data.x.cols()) +
+                                          " features from --seed " + std::to_string(s.seed));
+        },
+        "the generated data");
     if (s.check) return check_against_single(s, data);
     if (launch.leader())
       std::printf(
@@ -465,6 +488,9 @@ int main(int argc, char** argv) {
     const outcome r = train(launch, s, data, true);
     // Under MPI train() printed the result (on the member that reported).
     if (launch.in_process()) print_result(r, s.epochs);
+  } catch (const trainer::agreed_error& e) {  // the same on every process: the leader says it
+    if (e.prints()) std::fprintf(stderr, "dml-least-squares: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
+    return e.usage() ? 2 : 1;
   } catch (const usage_error& e) {
     std::fprintf(stderr, "dml-least-squares: %s (see --help)\n", e.what());
     return 2;

@@ -39,8 +39,10 @@
 #include <cstdio>
 #include <exception>
 #include <random>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -245,13 +247,32 @@ int main(int argc, char** argv) {
   try {
     // Starts MPI for --transport mpi_rma / mpi; in-process, arms --kill-after.
     trainer::launcher launch(s.transport, s.ranks, argc, argv, trainer::planned_kills(s));
-    problem data = generate(p, s.seed);
-    if (s.limit != 0 && s.limit < data.train.size()) data.train.resize(s.limit);
-    if (s.test_limit != 0 && s.test_limit < data.test.size()) data.test.resize(s.test_limit);
-    if (data.train.size() / s.ranks < s.cb_size)
-      throw trainer::usage_error(std::to_string(data.train.size()) + " training ratings are too few for " +
-                                 std::to_string(s.ranks) + " ranks with --cb-size " +
-                                 std::to_string(s.cb_size));
+    // Every process generates the whole rating set from --seed and trains
+    // its share: under MPI the processes compare what they generated first
+    // (read_agreed), since processes started with other generator options
+    // (or a standard library whose distributions draw differently) would
+    // mix two rating sets into one wrong model.
+    problem data;
+    trainer::read_agreed(
+        launch,
+        [&] {
+          data = generate(p, s.seed);
+          if (s.limit != 0 && s.limit < data.train.size()) data.train.resize(s.limit);
+          if (s.test_limit != 0 && s.test_limit < data.test.size()) data.test.resize(s.test_limit);
+          if (data.train.size() / s.ranks < s.cb_size)
+            throw trainer::usage_error(std::to_string(data.train.size()) + " training ratings are too few for " +
+                                       std::to_string(s.ranks) + " ranks with --cb-size " +
+                                       std::to_string(s.cb_size));
+        },
+        [&] {
+          trainer::fingerprint f;
+          f.add_span(std::span<const rating>(data.train));
+          f.add_span(std::span<const rating>(data.test));
+          return std::pair(f.value(), std::to_string(data.train.size()) + " training / " +
+                                          std::to_string(data.test.size()) + " test ratings from --seed " +
+                                          std::to_string(s.seed));
+        },
+        "the generated rating set");
     if (launch.leader())
       std::printf(
           "dml-mf-hogwild: %zu ranks, topology %s, consistency %s, cb-size %zu, lr %g, %zu x %zu rank %zu, "
@@ -265,6 +286,9 @@ int main(int argc, char** argv) {
     // In-process the members share the result: printed once, here (under
     // MPI train() printed it).
     if (launch.in_process()) print_result(r, p, s.epochs);
+  } catch (const trainer::agreed_error& e) {  // the same on every process: the leader says it
+    if (e.prints()) std::fprintf(stderr, "dml-mf-hogwild: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
+    return e.usage() ? 2 : 1;
   } catch (const trainer::usage_error& e) {
     std::fprintf(stderr, "dml-mf-hogwild: %s (see --help)\n", e.what());
     return 2;

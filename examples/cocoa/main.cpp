@@ -370,7 +370,8 @@ loaded load(const options& o) {
     } else if (o.klass == "all") {
       for (const double l : seen)
         if (l < 0 || l != std::floor(l) || l > 1000)
-          throw dml::data_error(o.data, 0, "--class all needs labels 0..C-1 (C <= 1001), got " + std::to_string(l));
+          throw dml::data_error(o.data, 0,
+                                "--class all needs labels 0..C-1 (C <= 1001), got " + std::to_string(l));
       classes = static_cast<std::size_t>(*seen.rbegin()) + 1;
     } else {
       in.t = two ? task::binary : task::regression;
@@ -384,10 +385,11 @@ loaded load(const options& o) {
   p.l1_ratio = o.l1_ratio;
   p.validate();
   if (p.x.n < o.ranks)
-    throw usage_error(std::to_string(p.x.n) + " samples are too few for " + std::to_string(o.ranks) + " ranks");
+    throw usage_error(std::to_string(p.x.n) + " samples are too few for " + std::to_string(o.ranks) +
+                      " ranks");
   if (o.filter != "none" && o.quota_percent / 100 * static_cast<double>(p.width()) * sizeof(double) < 12)
-    throw usage_error("--quota-percent " + std::to_string(o.quota_percent) + " of " + std::to_string(p.width()) +
-                      " weights cannot carry one index/value pair (12 bytes)");
+    throw usage_error("--quota-percent " + std::to_string(o.quota_percent) + " of " +
+                      std::to_string(p.width()) + " weights cannot carry one index/value pair (12 bytes)");
   in.test_y = targets(in.test.labels, in.t, classes, positive);
   return in;
 }
@@ -433,8 +435,9 @@ int main(int argc, char** argv) {
     trainer::read_agreed(
         launch, [&] { in = load(o); },
         [&] {
-          return std::pair(hash_of(in), std::to_string(in.p.x.n) + " training / " + std::to_string(in.test.x.n) +
-                                            " test samples, " + std::to_string(in.p.x.d) + " features from " +
+          return std::pair(hash_of(in), std::to_string(in.p.x.n) + " training / " +
+                                            std::to_string(in.test.x.n) + " test samples, " +
+                                            std::to_string(in.p.x.d) + " features from " +
                                             (o.data.empty() ? std::string("Fashion-MNIST") : o.data));
         },
         "the data");

@@ -473,8 +473,9 @@ int main(int argc, char** argv) {
           f.add(static_cast<std::uint64_t>(data.x.cols()));
           f.add_span(std::span<const float>(data.x.data(), static_cast<std::size_t>(data.x.size())));
           f.add_span(std::span<const float>(data.y.data(), static_cast<std::size_t>(data.y.size())));
-          return std::pair(f.value(), std::to_string(data.x.rows()) + " samples x " + std::to_string(data.x.cols()) +
-                                          " features from --seed " + std::to_string(s.seed));
+          return std::pair(f.value(), std::to_string(data.x.rows()) + " samples x " +
+                                          std::to_string(data.x.cols()) + " features from --seed " +
+                                          std::to_string(s.seed));
         },
         "the generated data");
     if (s.check) return check_against_single(s, data);
@@ -489,7 +490,8 @@ int main(int argc, char** argv) {
     // Under MPI train() printed the result (on the member that reported).
     if (launch.in_process()) print_result(r, s.epochs);
   } catch (const trainer::agreed_error& e) {  // the same on every process: the leader says it
-    if (e.prints()) std::fprintf(stderr, "dml-least-squares: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
+    if (e.prints())
+      std::fprintf(stderr, "dml-least-squares: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
     return e.usage() ? 2 : 1;
   } catch (const usage_error& e) {
     std::fprintf(stderr, "dml-least-squares: %s (see --help)\n", e.what());

@@ -260,9 +260,9 @@ int main(int argc, char** argv) {
           if (s.limit != 0 && s.limit < data.train.size()) data.train.resize(s.limit);
           if (s.test_limit != 0 && s.test_limit < data.test.size()) data.test.resize(s.test_limit);
           if (data.train.size() / s.ranks < s.cb_size)
-            throw trainer::usage_error(std::to_string(data.train.size()) + " training ratings are too few for " +
-                                       std::to_string(s.ranks) + " ranks with --cb-size " +
-                                       std::to_string(s.cb_size));
+            throw trainer::usage_error(std::to_string(data.train.size()) +
+                                       " training ratings are too few for " + std::to_string(s.ranks) +
+                                       " ranks with --cb-size " + std::to_string(s.cb_size));
         },
         [&] {
           trainer::fingerprint f;
@@ -287,7 +287,8 @@ int main(int argc, char** argv) {
     // MPI train() printed it).
     if (launch.in_process()) print_result(r, p, s.epochs);
   } catch (const trainer::agreed_error& e) {  // the same on every process: the leader says it
-    if (e.prints()) std::fprintf(stderr, "dml-mf-hogwild: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
+    if (e.prints())
+      std::fprintf(stderr, "dml-mf-hogwild: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
     return e.usage() ? 2 : 1;
   } catch (const trainer::usage_error& e) {
     std::fprintf(stderr, "dml-mf-hogwild: %s (see --help)\n", e.what());

@@ -18,6 +18,7 @@
 #include <dml/vector/make_vector.hpp>
 
 #include "../common/cli.hpp"
+#include "../common/kill_after.hpp"
 #include "../common/launcher.hpp"
 #include "../common/same_input.hpp"
 #include "cocoa.hpp"
@@ -48,6 +49,7 @@ struct options {
   std::string data, test, transport = "inproc", klass, gamma = "add", filter = "none";
   std::size_t ranks = 4, rounds = 20, local_steps = 0, limit = 0, report_every = 1;
   double lambda = 1e-3, l1_ratio = 0.5, quota_percent = 10;
+  trainer::kill_plan kill_after;  // --kill-after R@S
   std::uint64_t seed = 1;
   bool serial = false;
 };
@@ -125,7 +127,10 @@ bool parse(int argc, char** argv, options& o) {
       ->check(cli::whole_number());
   app->add_flag("--serial", o.serial,
                 "run plain serial SDCA instead (--rounds x --local-steps\nsteps; what one rank computes)");
+  trainer::add_kill_after(*app, o.kill_after);
   if (!cli::parse(*app, argc, argv)) return false;
+  if (o.serial && !o.kill_after.empty()) throw usage_error("--kill-after kills a rank; not with --serial");
+  trainer::check_kills(o.kill_after, o.transport, o.ranks);
   if (!o.test.empty() && o.data.empty()) throw usage_error("--test needs --data");
   if (o.transport != "inproc" && app->count("--ranks") > 0)
     throw usage_error("--ranks is for --transport inproc; with " + o.transport +
@@ -281,7 +286,14 @@ void train(Comm& comm, const options& o, const evaluation& ev) {
   const bool filtered = o.filter != "none";  // main() checked that quota_pairs >= 1
   auto dv = dml::make_delta_vector<double>(comm, width, dml::sparse{filtered ? quota_pairs : width},
                                            dml::gather::scaled_sum{gamma});
-  auto reduce = dml::make_vector<double>(comm, width + 3, sum_then_max{width + 2});
+  // The report's sums: the dual sums and the linear term of every member's
+  // duals, how many members added theirs, each member's bytes sent in its
+  // own element, then (the maximum) the largest payload.
+  const std::size_t counted_at = width + 1, bytes_at = width + 2, largest_at = width + 2 + K;
+  auto reduce = dml::make_vector<double>(comm, width + 3 + K, sum_then_max{largest_at});
+  // Every member's bytes as last reported: a dead member's stay counted.
+  std::vector<double> bytes_of(K, 0.0);
+  std::size_t changes_printed = 0;  // view-change lines printed
   filter_choice filter = make_filter(o.filter, o.seed * 7919 + k);
   double largest_payload = 0, seconds = 0;
   std::vector<double> w;
@@ -292,23 +304,31 @@ void train(Comm& comm, const options& o, const evaluation& ev) {
     double linear = 0;
     cocoa::add_dual_sums(p, solver.shard(), solver.duals(), linear, sums.first(width));
     sums[width] = linear;
-    sums[width + 1] = static_cast<double>(dv.stats().bytes_sent);
-    sums[width + 2] = largest_payload;
+    sums[counted_at] = 1;
+    sums[bytes_at + k] = static_cast<double>(dv.stats().bytes_sent);
+    sums[largest_at] = largest_payload;
     reduce.scatter();
     reduce.gather();
+    double bytes = 0;
+    for (std::size_t m = 0; m < K; ++m) bytes += bytes_of[m] = std::max(bytes_of[m], sums[bytes_at + m]);
     // Member 0 prints, or the lowest survivor once it failed (every member
     // holds the agreed v).
     if (!dml::io::leader(comm)) return;
+    trainer::print_view_changes(comm, changes_printed);
     cocoa::weights_of(p, dv.agreed(), w);
     const double objective = cocoa::primal(p, w);
-    const double gap = objective - cocoa::dual(p, sums[width], sums.first(width));
     const double accuracy = score(*ev.test_x, *ev.test_y, p.outputs, ev.t, w);
-    std::printf("round %zu objective %.10f gap %.3e accuracy %.4f bytes %.0f seconds %.3f\n", round,
-                objective, gap, accuracy, sums[width + 1], seconds);
+    // The duality gap needs every member's duals; a dead member's are lost
+    // (its share of v stays in the model, so the objective is still exact).
+    char gap[16] = "n/a";
+    if (sums[counted_at] == static_cast<double>(K))
+      std::snprintf(gap, sizeof gap, "%.3e", objective - cocoa::dual(p, sums[width], sums.first(width)));
+    std::printf("round %zu objective %.10f gap %s accuracy %.4f bytes %.0f seconds %.3f\n", round, objective,
+                gap, accuracy, bytes, seconds);
     if (round == o.rounds) {
       if (filtered)
-        std::printf("quota: largest_payload=%.0f quota=%.0f\n", sums[width + 2], quota_pairs * pair_bytes);
-      print_final(objective, accuracy, sums[width + 1], round, seconds);
+        std::printf("quota: largest_payload=%.0f quota=%.0f\n", sums[largest_at], quota_pairs * pair_bytes);
+      print_final(objective, accuracy, bytes, round, seconds);
     }
     std::fflush(stdout);
   };
@@ -425,7 +445,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    trainer::launcher launch(o.transport, o.ranks, argc, argv);  // starts MPI for mpi_rma / mpi
+    trainer::launcher launch(o.transport, o.ranks, argc, argv,
+                             trainer::planned_kills(o.kill_after));  // starts MPI for mpi_rma / mpi
     // Every process reads the whole data set and trains its share of the
     // samples: under MPI the processes compare what they read first
     // (read_agreed), since a file that differs between machines would mix

@@ -169,3 +169,24 @@ function(dml_trainer_mpi_error target name)
     set_tests_properties("${test_name}" PROPERTIES FIXTURES_REQUIRED "${arg_FIXTURES}")
   endif()
 endfunction()
+
+# dml_trainer_same_input(<target> WHAT <what> ARGS <arguments...> A <arguments...> B <arguments...>
+#                        BAD <arguments...> HAS_A <regex> HAS_B <regex> FAILURE <regex>)
+# The two tests of a trainer whose processes each read their whole input
+# (trainer::read_agreed), under mpiexec with two processes given different
+# arguments (ARGS, then A on rank 0 and B or BAD on rank 1): inputs that
+# differ (mpi_rma) end both with "<target>: <what> differs between ranks:
+# rank 1 of 2 has <HAS_B> (fingerprint ...), rank 0 of 2 has <HAS_A>
+# (fingerprint ...); every process must read the same input", and an input
+# that fails on rank 1 (mpi) ends both with "<target>: rank 1 of 2:
+# <FAILURE>"; exit 1 and one line each time.
+function(dml_trainer_same_input target)
+  cmake_parse_arguments(arg "" "WHAT;HAS_A;HAS_B;FAILURE" "ARGS;A;B;BAD" ${ARGN})
+  set(fingerprint "\\(fingerprint [0-9a-f]+\\)")
+  dml_trainer_mpi_error(${target} "refuses an input that differs between processes" PROCESSES 1 EXIT 1
+                        ARGS --transport mpi_rma ${arg_ARGS} ${arg_A} OTHER_ARGS --transport mpi_rma ${arg_ARGS} ${arg_B}
+                        STDERR "^${target}: ${arg_WHAT} differs between ranks: rank 1 of 2 has ${arg_HAS_B} ${fingerprint}, rank 0 of 2 has ${arg_HAS_A} ${fingerprint}. every process must read the same input$")
+  dml_trainer_mpi_error(${target} "fails on every process when one cannot read its input" PROCESSES 1 EXIT 1
+                        ARGS --transport mpi ${arg_ARGS} ${arg_A} OTHER_ARGS --transport mpi ${arg_ARGS} ${arg_BAD}
+                        STDERR "^${target}: rank 1 of 2: ${arg_FAILURE}$")
+endfunction()

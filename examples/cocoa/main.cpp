@@ -494,8 +494,7 @@ int main(int argc, char** argv) {
     }
     launch.run([&](auto& comm) { train(comm, o, ev); });
   } catch (const trainer::agreed_error& e) {  // the same on every process: the leader says it
-    if (e.prints()) std::fprintf(stderr, "dml-cocoa: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
-    return e.usage() ? 2 : 1;
+    return trainer::agreed_failure("dml-cocoa", e);
   } catch (const usage_error& e) {
     std::fprintf(stderr, "dml-cocoa: %s (see --help)\n", e.what());
     return 2;

@@ -39,6 +39,14 @@ class agreed_error : public std::runtime_error {
   bool usage_, prints_;
 };
 
+/// main's handler for an agreed_error: the leader prints
+/// "<program>: <what>" (with "(see --help)" for a bad command line); every
+/// rank returns the same exit code, 2 for a bad command line, else 1.
+inline int agreed_failure(const char* program, const agreed_error& e) {
+  if (e.prints()) std::fprintf(stderr, "%s: %s%s\n", program, e.what(), e.usage() ? " (see --help)" : "");
+  return e.usage() ? 2 : 1;
+}
+
 /// A 64-bit FNV-1a hash of an input, built value by value.
 class fingerprint {
  public:

@@ -277,8 +277,7 @@ int main(int argc, char** argv) {
     // In-process the members share the result: printed once, here.
     if (reporter && launch.in_process()) print_final();
   } catch (const trainer::agreed_error& e) {  // the same on every process: the leader says it
-    if (e.prints()) std::fprintf(stderr, "dml-lasso: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
-    return e.usage() ? 2 : 1;
+    return trainer::agreed_failure("dml-lasso", e);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dml-lasso: %s\n", e.what());
     return 1;

@@ -498,8 +498,7 @@ int main(int argc, char** argv) {
     if (!r.done) throw std::runtime_error("the run did not complete: no member finished the last iteration");
     lda::print_final(c, r.counts, s, r.loglik, r.seconds, r.iterations);
   } catch (const trainer::agreed_error& e) {  // the same on every process: the leader says it
-    if (e.prints()) std::fprintf(stderr, "dml-lda: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
-    return e.usage() ? 2 : 1;
+    return trainer::agreed_failure("dml-lda", e);
   } catch (const usage_error& e) {
     std::fprintf(stderr, "dml-lda: %s (see --help)\n", e.what());
     return 2;

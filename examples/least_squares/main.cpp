@@ -490,9 +490,7 @@ int main(int argc, char** argv) {
     // Under MPI train() printed the result (on the member that reported).
     if (launch.in_process()) print_result(r, s.epochs);
   } catch (const trainer::agreed_error& e) {  // the same on every process: the leader says it
-    if (e.prints())
-      std::fprintf(stderr, "dml-least-squares: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
-    return e.usage() ? 2 : 1;
+    return trainer::agreed_failure("dml-least-squares", e);
   } catch (const usage_error& e) {
     std::fprintf(stderr, "dml-least-squares: %s (see --help)\n", e.what());
     return 2;

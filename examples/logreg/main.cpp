@@ -526,8 +526,7 @@ int main(int argc, char** argv) {
                                   });
     trainer::finish(launch, s, r, "accuracy");
   } catch (const trainer::agreed_error& e) {  // the same on every process: the leader says it
-    if (e.prints()) std::fprintf(stderr, "dml-logreg: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
-    return e.usage() ? 2 : 1;
+    return trainer::agreed_failure("dml-logreg", e);
   } catch (const trainer::usage_error& e) {
     std::fprintf(stderr, "dml-logreg: %s (see --help)\n", e.what());
     return 2;

@@ -152,6 +152,25 @@ problem load(settings& s) {
   return out;
 }
 
+/// The checks on what generate() or load() gave, run inside the read so
+/// that under MPI one process reports a failure (read_agreed).
+problem checked(problem data, const settings& s) {
+  if (!s.ratings.empty() && (data.train.empty() || data.test.empty()))
+    throw usage_error(s.ratings + " gives " + std::to_string(data.train.size()) + " training and " +
+                      std::to_string(data.test.size()) + " test ratings; both need some");
+  if (!s.ratings.empty() && s.rank > std::min(s.users, s.items))
+    throw usage_error("--rank " + std::to_string(s.rank) + " is more than the " + std::to_string(s.users) +
+                      " users or " + std::to_string(s.items) + " items of " + s.ratings);
+  if (data.train.empty() || data.test.empty())
+    throw usage_error("the generated matrix has " + std::to_string(data.train.size()) + " training and " +
+                      std::to_string(data.test.size()) + " test ratings; both need some (raise --density)");
+  if (!s.serial && data.train.size() < s.ranks * s.clocks)
+    throw usage_error(std::to_string(data.train.size()) + " training ratings are too few for " +
+                      std::to_string(s.ranks) + " ranks with " + std::to_string(s.clocks) +
+                      " clocks per epoch (each clock needs a rating on every rank)");
+  return data;
+}
+
 /// --write-ratings FILE: the training ratings to FILE and the test ratings
 /// to FILE.test, one `user item rating` line each (floats written exactly).
 void write_ratings(const problem& data, const std::string& path) {
@@ -559,7 +578,7 @@ int main(int argc, char** argv) {
     // one model on a mix of two rating sets.
     problem data;
     trainer::read_agreed(
-        launch, [&] { data = s.ratings.empty() ? generate(s) : load(s); },
+        launch, [&] { data = checked(s.ratings.empty() ? generate(s) : load(s), s); },
         [&] {
           trainer::fingerprint f;
           f.add(s.users);
@@ -572,20 +591,7 @@ int main(int argc, char** argv) {
                                           " items" + (s.ratings.empty() ? "" : " from " + s.ratings));
         },
         "the rating set");
-    if (!s.ratings.empty() && (data.train.empty() || data.test.empty()))
-      throw usage_error(s.ratings + " gives " + std::to_string(data.train.size()) + " training and " +
-                        std::to_string(data.test.size()) + " test ratings; both need some");
-    if (!s.ratings.empty() && s.rank > std::min(s.users, s.items))
-      throw usage_error("--rank " + std::to_string(s.rank) + " is more than the " + std::to_string(s.users) +
-                        " users or " + std::to_string(s.items) + " items of " + s.ratings);
     if (!s.write_ratings.empty() && launch.leader()) write_ratings(data, s.write_ratings);
-    if (data.train.empty() || data.test.empty())
-      throw usage_error("the generated matrix has " + std::to_string(data.train.size()) + " training and " +
-                        std::to_string(data.test.size()) + " test ratings; both need some (raise --density)");
-    if (!s.serial && data.train.size() < s.ranks * s.clocks)
-      throw usage_error(std::to_string(data.train.size()) + " training ratings are too few for " +
-                        std::to_string(s.ranks) + " ranks with " + std::to_string(s.clocks) +
-                        " clocks per epoch (each clock needs a rating on every rank)");
     if (launch.leader() && !s.ratings.empty())
       std::printf("dml-mf: %s: %zu users x %zu items (ids remapped densely)\n", s.ratings.c_str(), s.users,
                   s.items);
@@ -624,8 +630,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     if (s.check_serial && !check_against_serial(r, s, data)) return 1;
   } catch (const trainer::agreed_error& e) {  // the same on every process: the leader says it
-    if (e.prints()) std::fprintf(stderr, "dml-mf: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
-    return e.usage() ? 2 : 1;
+    return trainer::agreed_failure("dml-mf", e);
   } catch (const usage_error& e) {
     std::fprintf(stderr, "dml-mf: %s (see --help)\n", e.what());
     return 2;

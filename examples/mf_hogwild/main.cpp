@@ -287,9 +287,7 @@ int main(int argc, char** argv) {
     // MPI train() printed it).
     if (launch.in_process()) print_result(r, p, s.epochs);
   } catch (const trainer::agreed_error& e) {  // the same on every process: the leader says it
-    if (e.prints())
-      std::fprintf(stderr, "dml-mf-hogwild: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
-    return e.usage() ? 2 : 1;
+    return trainer::agreed_failure("dml-mf-hogwild", e);
   } catch (const trainer::usage_error& e) {
     std::fprintf(stderr, "dml-mf-hogwild: %s (see --help)\n", e.what());
     return 2;

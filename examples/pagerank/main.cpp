@@ -684,8 +684,7 @@ int main(int argc, char** argv) {
     if (s.serial || launch.in_process()) print_final(r, g);
     if (s.check_serial && !check_against_serial(r, g, s.iterations)) return 1;
   } catch (const trainer::agreed_error& e) {  // the same on every process: the leader says it
-    if (e.prints()) std::fprintf(stderr, "dml-pagerank: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
-    return e.usage() ? 2 : 1;
+    return trainer::agreed_failure("dml-pagerank", e);
   } catch (const usage_error& e) {
     std::fprintf(stderr, "dml-pagerank: %s (see --help)\n", e.what());
     return 2;

@@ -655,8 +655,7 @@ int main(int argc, char** argv) {
     if (counts.word_topic.empty() || !launch.in_process()) return 0;
     print_result(out, counts);
   } catch (const trainer::agreed_error& e) {  // the same on every rank: the leader says it
-    if (e.prints()) std::fprintf(stderr, "dml-smp-lda: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
-    return e.usage() ? 2 : 1;
+    return trainer::agreed_failure("dml-smp-lda", e);
   } catch (const usage_error& e) {
     std::fprintf(stderr, "dml-smp-lda: %s (see --help)\n", e.what());
     return 2;

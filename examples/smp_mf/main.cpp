@@ -532,8 +532,7 @@ int main(int argc, char** argv) {
     // In-process the members share the result: printed once, here.
     if (reporter && launch.in_process()) print_result();
   } catch (const trainer::agreed_error& e) {  // the same on every rank: the leader says it
-    if (e.prints()) std::fprintf(stderr, "dml-smp-mf: %s%s\n", e.what(), e.usage() ? " (see --help)" : "");
-    return e.usage() ? 2 : 1;
+    return trainer::agreed_failure("dml-smp-mf", e);
   } catch (const usage_error& e) {
     std::fprintf(stderr, "dml-smp-mf: %s (see --help)\n", e.what());
     return 2;

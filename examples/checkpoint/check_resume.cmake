@@ -10,7 +10,8 @@
 # interrupted: files left by a save interrupted between ranks (some ranks at
 #              step 40, the others at 30), built from real runs: the resume
 #              starts from step 30, says why, and then prints what an
-#              uninterrupted run prints.
+#              uninterrupted run prints; and a first save cut off after
+#              rank 0's file: the resume starts from step 0, saying why.
 # killed:      the demo killed (SIGKILL) at pseudo-random moments and resumed
 #              until it finishes ends as an uninterrupted run does.
 file(REMOVE_RECURSE "${WORK}")
@@ -156,6 +157,23 @@ elseif(MODE STREQUAL "interrupted")
       message(FATAL_ERROR "the resumed run differs from the uninterrupted one:\n${resumed_tail}\nversus\n${whole_tail}")
     endif()
   endforeach()
+  # The first save cut off after rank 0's file: no step but the start is
+  # held by every rank (a kill at the wrong moment once left such a
+  # directory refused for good).
+  set(dir "${WORK}/first")
+  run(0 out err --dir "${dir}" --steps 60 --stop-after 10)
+  file(REMOVE "${dir}/rank-1.ckpt" "${dir}/rank-2.ckpt" "${dir}/rank-3.ckpt")
+  run(0 resumed err --dir "${dir}" --steps 60 --resume)
+  require("${resumed}" "^4 ranks, [^\n]*\nranks 1, 2 and 3 have no checkpoint of step 10 \\(a save was interrupted, or a file "
+                       "is gone\\); resuming from step 0, the start, as no save was finished by every rank\n"
+                       "resumed from [^\n]*/first at step 0 \\(epoch 0\\), mse [0-9.]+\nstep 10 ")
+  string(FIND "${whole}" "\nstep 10 " at)
+  string(SUBSTRING "${whole}" ${at} -1 whole_tail)
+  string(FIND "${resumed}" "\nstep 10 " at)
+  string(SUBSTRING "${resumed}" ${at} -1 resumed_tail)
+  if(NOT resumed_tail STREQUAL whole_tail)
+    message(FATAL_ERROR "the run resumed at the start differs from the uninterrupted one:\n${resumed_tail}\nversus\n${whole_tail}")
+  endif()
 elseif(MODE STREQUAL "killed")
   # Saving every step, most moments are inside some rank's save, and many
   # fall between two ranks' saves of the same step.
@@ -171,7 +189,7 @@ elseif(MODE STREQUAL "killed")
     math(EXPR ms "100 + (${seed} / 65536) % 250")  # 0.1 to 0.35 s: three digits
     execute_process(COMMAND "${TOOL}" --dir "${dir}" ${args} --resume TIMEOUT 0.${ms}
                     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-    if(out MATCHES "newest step every rank saved")
+    if(out MATCHES "no checkpoint of step [0-9]+ ")
       math(EXPR fallbacks "${fallbacks} + 1")
     endif()
     if(rc STREQUAL "0")

@@ -22,7 +22,12 @@
 // the newest step saved. The ranks save in lock-step (a step's gather()
 // needs every rank, and each saves before its next scatter()), so no rank
 // is ever more than one save ahead, and a crash at any moment leaves a
-// common step; --resume loses at most the interrupted save.
+// common step; --resume loses at most the interrupted save. The one moment
+// without a saved common step is the first save: some ranks hold its file,
+// the others none. Step 0 is then the common step (the start, rebuilt from
+// --seed). A rank without files beside a rank with two generations cannot
+// come from a crash (the second save needs every rank's first), so that is
+// refused rather than quietly starting over.
 //
 // A missing file offers no step. A file that exists but fails its checks
 // (damaged on disk: a crash never leaves one, the saves being atomic) stops
@@ -93,14 +98,30 @@ struct generation {
   dml::fault::checkpoint file;
 };
 
+// The seed as the checkpoint's user bytes, least significant byte first.
+std::vector<std::byte> seed_bytes(std::uint64_t seed) {
+  std::vector<std::byte> b(8);
+  for (std::size_t i = 0; i < 8; ++i) b[i] = static_cast<std::byte>((seed >> (8 * i)) & 0xffu);
+  return b;
+}
+
 // The generations this rank can resume from, newest first: a missing file
-// offers nothing; peek() throws dml::data_error naming a file that exists but
-// fails its checks.
-std::vector<generation> generations_of(const dml::fault::checkpoint& ck) {
+// offers nothing. A file that exists is read whole before the ranks compare
+// their steps, so that every rank that holds one has checked it, even when
+// the run starts at step 0 without it: dml::data_error names a file that
+// fails its checks, is of another --dim (the vectors' lengths) or of another
+// --seed. Thrown before the comparison, the error stops every rank.
+std::vector<generation> generations_of(const dml::fault::checkpoint& ck, const settings& s) {
   std::vector<generation> held;
+  std::vector<float> w(s.dim), m(s.dim);
   for (const dml::fault::checkpoint& file : {ck, ck.previous()})
     if (file.exists()) {
-      const std::uint64_t step = file.peek().clock;
+      const auto state = file.load(std::span<float>(w), std::span<float>(m));
+      if (state.user != seed_bytes(s.seed))
+        throw dml::data_error(
+            file.path(), 0,
+            "written by a run with another --seed; this run has --seed " + std::to_string(s.seed));
+      const std::uint64_t step = state.clock;
       // Both files hold the same step after a crash between their renames.
       if (held.empty() || held.front().step != step) held.push_back({step, file});
     }
@@ -108,9 +129,14 @@ std::vector<generation> generations_of(const dml::fault::checkpoint& ck) {
 }
 
 // The newest step held by every rank (held[r]: rank r's steps), if any.
+// While no rank holds more than one step, the first save may have been cut
+// off between ranks, and step 0, the start, is held by every rank.
 std::optional<std::uint64_t> newest_common_step(const std::vector<std::vector<std::uint64_t>>& held) {
   std::optional<std::uint64_t> best;
   if (held.empty()) return best;
+  if (std::all_of(held.begin(), held.end(),
+                  [](const std::vector<std::uint64_t>& h) { return h.size() <= 1; }))
+    best = 0;
   for (const std::uint64_t step : held.front()) {
     const bool everywhere = std::all_of(held.begin(), held.end(), [&](const std::vector<std::uint64_t>& h) {
       return std::find(h.begin(), h.end(), step) != h.end();
@@ -148,13 +174,6 @@ void refuse_earlier_checkpoints(const std::string& dir) {
                              "); continue it with --resume, or remove them to start over");
 }
 
-// The seed as the checkpoint's user bytes, least significant byte first.
-std::vector<std::byte> seed_bytes(std::uint64_t seed) {
-  std::vector<std::byte> b(8);
-  for (std::size_t i = 0; i < 8; ++i) b[i] = static_cast<std::byte>((seed >> (8 * i)) & 0xffu);
-  return b;
-}
-
 void train(dml::comm::inproc::context& comm, const settings& s, const dataset& data) {
   const std::size_t rank = comm.rank();
   const auto dim = static_cast<Eigen::Index>(s.dim);
@@ -170,7 +189,7 @@ void train(dml::comm::inproc::context& comm, const settings& s, const dataset& d
   // Only this rank saves to this path, and it is not saving yet: leftovers
   // of a save that was killed can go.
   ck.remove_temporaries();
-  const std::vector<generation> mine = s.resume ? generations_of(ck) : std::vector<generation>{};
+  const std::vector<generation> mine = s.resume ? generations_of(ck, s) : std::vector<generation>{};
   // All ranks must resume from the same step: each tells the others which
   // steps it holds. This collective also keeps rank 0 from saving (below)
   // before every rank has looked at its files.
@@ -205,15 +224,13 @@ void train(dml::comm::inproc::context& comm, const settings& s, const dataset& d
     step = *common;
     const auto from =
         std::find_if(mine.begin(), mine.end(), [&](const generation& gen) { return gen.step == step; });
-    const auto state = from->file.load(model(), velocity());
-    if (state.clock != step)  // replaced since peek(): another run in the same directory
-      throw dml::data_error(from->file.path(), 0,
-                            "holds step " + std::to_string(state.clock) + " but held step " +
-                                std::to_string(step) + " a moment ago; is another run saving here?");
-    if (state.user != seed_bytes(s.seed))
-      throw dml::data_error(
-          from->file.path(), 0,
-          "written by a run with another --seed; this run has --seed " + std::to_string(s.seed));
+    if (from != mine.end()) {  // none: step 0, the start (newest_common_step)
+      const auto state = from->file.load(model(), velocity());
+      if (state.clock != step)  // replaced since generations_of(): another run in the same directory
+        throw dml::data_error(from->file.path(), 0,
+                              "holds step " + std::to_string(state.clock) + " but held step " +
+                                  std::to_string(step) + " a moment ago; is another run saving here?");
+    }
   }
   if (step > s.steps)
     throw dml::data_error(
@@ -226,11 +243,13 @@ void train(dml::comm::inproc::context& comm, const settings& s, const dataset& d
     std::vector<std::size_t> behind;  // the ranks without the newest step saved
     for (std::size_t r = 0; r < held.size(); ++r)
       if (std::find(held[r].begin(), held[r].end(), newest) == held[r].end()) behind.push_back(r);
-    dml::io::print(comm,
-                   "%s %s no checkpoint of step %llu (a save was interrupted, or a file is gone); "
-                   "resuming from step %llu, the newest step every rank saved",
-                   rank_list(behind).c_str(), behind.size() == 1 ? "has" : "have",
-                   static_cast<unsigned long long>(newest), static_cast<unsigned long long>(step));
+    dml::io::print(
+        comm,
+        "%s %s no checkpoint of step %llu (a save was interrupted, or a file is gone); "
+        "resuming from step %llu, %s",
+        rank_list(behind).c_str(), behind.size() == 1 ? "has" : "have",
+        static_cast<unsigned long long>(newest), static_cast<unsigned long long>(step),
+        step == 0 ? "the start, as no save was finished by every rank" : "the newest step every rank saved");
   }
   if (any)
     dml::io::print(comm, "resumed from %s at step %llu (epoch %llu), mse %.6f", s.dir.c_str(),

@@ -74,4 +74,18 @@ start=$SECONDS
 status=0
 ctest --test-dir "$dir" -j "$DML_JOBS" --output-on-failure --timeout 600 ${ctest_args[@]+"${ctest_args[@]}"} || status=$?
 echo "== dml tests: ctest took $((SECONDS - start)) s"
+# A failed test's output is printed where the test ended, often far from the
+# end of a long log that may be kept only in part: repeat the last lines of
+# each failed test's output at the end.
+if [[ $status != 0 && -f $dir/Testing/Temporary/LastTest.log ]]; then
+  awk -v keep=60 '
+    /^[0-9]+\/[0-9]+ Test: / { name = $0; sub(/^[0-9]+\/[0-9]+ Test: /, "", name); n = 0; inside = 0; next }
+    /^Output:$/ { inside = 1; getline; next }
+    /^<end of output>$/ { inside = 0; next }
+    inside { lines[n++] = $0; next }
+    /^Test Failed/ {
+      print "== dml tests: the end of the output of the failed test \"" name "\":"
+      for (i = (n > keep ? n - keep : 0); i < n; i++) print "   " lines[i]
+    }' "$dir/Testing/Temporary/LastTest.log"
+fi
 exit "$status"

@@ -454,7 +454,7 @@ int main(int argc, char** argv) {
     // process would leave the others waiting.
     loaded in;
     trainer::read_agreed(
-        launch, [&] { in = load(o); },
+        launch, "dml-cocoa", [&] { in = load(o); },
         [&] {
           return std::pair(hash_of(in), std::to_string(in.p.x.n) + " training / " +
                                             std::to_string(in.test.x.n) + " test samples, " +

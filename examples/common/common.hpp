@@ -414,13 +414,14 @@ inline Eigen::Index cols_of(const sample_set& d) { return d.cols(); }
 /// otherwise train one model on a mix of two data sets, and a read that
 /// failed on one process would leave the others waiting for it. The
 /// processes compare fingerprints first (agree_on_input): a mismatch, or a
-/// failure anywhere, throws the same agreed_error on every process.
+/// failure anywhere, throws the same agreed_error on every process, after
+/// the leader printed it as "<program>: ..." (read_agreed).
 /// In-process ranks share one copy: `read()` as it is.
 template <class Read>
-auto read_everywhere(launcher& launch, Read&& read) {
+auto read_everywhere(launcher& launch, const char* program, Read&& read) {
   decltype(read()) sets;
   read_agreed(
-      launch, [&] { sets = read(); },
+      launch, program, [&] { sets = read(); },
       [&] {
         fingerprint f;
         add_to(f, sets.first);

@@ -43,7 +43,10 @@ class agreed_error : public std::runtime_error {
 /// "<program>: <what>" (with "(see --help)" for a bad command line); every
 /// rank returns the same exit code, 2 for a bad command line, else 1.
 inline int agreed_failure(const char* program, const agreed_error& e) {
-  if (e.prints()) std::fprintf(stderr, "%s: %s%s\n", program, e.what(), e.usage() ? " (see --help)" : "");
+  if (e.prints()) {
+    std::fprintf(stderr, "%s: %s%s\n", program, e.what(), e.usage() ? " (see --help)" : "");
+    std::fflush(stderr);
+  }
   return e.usage() ? 2 : 1;
 }
 
@@ -171,8 +174,15 @@ void agree_on_input(Comm& comm, const std::exception_ptr& failure, std::uint64_t
 /// summary; called also when the read failed, on what it left): every
 /// process returns having read the same input, or throws the same
 /// agreed_error. In-process ranks share one read: `read()` as it is.
+///
+/// Under MPI the leader prints the error here, as "<program>: <what>", and
+/// the others wait for it in a barrier before they throw. A process that
+/// ends with a non-zero status makes mpiexec abort the job; had the others
+/// ended first, the leader could be killed before it printed (a CI run
+/// lost the line so). The error thrown then no longer prints().
 template <class Launcher, class Read, class Describe>
-void read_agreed(Launcher& launch, Read&& read, Describe&& describe, const std::string& what) {
+void read_agreed(Launcher& launch, const char* program, Read&& read, Describe&& describe,
+                 const std::string& what) {
   if (launch.in_process()) {
     read();
     return;
@@ -184,7 +194,20 @@ void read_agreed(Launcher& launch, Read&& read, Describe&& describe, const std::
     failure = std::current_exception();
   }
   const auto described = describe();  // (hash, summary); not bound: clang < 16 cannot capture bindings
-  launch.run([&](auto& comm) { agree_on_input(comm, failure, described.first, described.second, what); });
+  launch.run([&](auto& comm) {
+    try {
+      agree_on_input(comm, failure, described.first, described.second, what);
+    } catch (const agreed_error& e) {
+      agreed_failure(program, e);
+      try {
+        comm.barrier();
+      } catch (const std::exception&) {
+        // A member died meanwhile: the line is out, or the leader is gone
+        // and nobody can print it any more.
+      }
+      throw agreed_error(e.what(), e.usage(), false);
+    }
+  });
 }
 
 }  // namespace trainer

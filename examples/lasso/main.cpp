@@ -189,7 +189,7 @@ int main(int argc, char** argv) {
     // between machines) would mix into one wrong objective, and a read
     // that failed on one process would leave the others waiting.
     trainer::read_agreed(
-        launch,
+        launch, "dml-lasso",
         [&] { data = kind == lasso::loss::logistic ? lasso::logistic_labels(load(o.data)) : load(o.data); },
         [&] {
           return std::pair(hash_of(data), std::to_string(data.rows()) + " samples, " +

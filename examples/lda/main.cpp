@@ -473,7 +473,7 @@ int main(int argc, char** argv) {
     // failed on one process would leave the others waiting.
     corpus c;
     trainer::read_agreed(
-        launch,
+        launch, "dml-lda",
         [&] {
           c = lda::make_corpus(s);
           if (s.ranks * s.clocks > s.documents)

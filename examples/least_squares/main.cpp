@@ -462,7 +462,7 @@ int main(int argc, char** argv) {
     // would mix two data sets into one wrong model.
     dataset data;
     trainer::read_agreed(
-        launch,
+        launch, "dml-least-squares",
         [&] {
           require_enough_samples(s);
           data = generate(s);

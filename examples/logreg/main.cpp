@@ -475,7 +475,7 @@ int main(int argc, char** argv) {
     // starts MPI for --transport mpi_rma / mpi
     trainer::launcher launch(s.transport, s.ranks, argc, argv, trainer::planned_kills(s));
     if (allreduce) launch.require_mpi_for("--baseline mpi_allreduce");
-    auto loaded = trainer::read_everywhere(launch, [&] {
+    auto loaded = trainer::read_everywhere(launch, "dml-logreg", [&] {
       return trainer::load_samples(s);
     });  // named, not bound: clang < 16 cannot capture bindings
     auto& train_set = loaded.first;

@@ -578,7 +578,7 @@ int main(int argc, char** argv) {
     // one model on a mix of two rating sets.
     problem data;
     trainer::read_agreed(
-        launch, [&] { data = checked(s.ratings.empty() ? generate(s) : load(s), s); },
+        launch, "dml-mf", [&] { data = checked(s.ratings.empty() ? generate(s) : load(s), s); },
         [&] {
           trainer::fingerprint f;
           f.add(s.users);

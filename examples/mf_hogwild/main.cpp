@@ -254,7 +254,7 @@ int main(int argc, char** argv) {
     // mix two rating sets into one wrong model.
     problem data;
     trainer::read_agreed(
-        launch,
+        launch, "dml-mf-hogwild",
         [&] {
           data = generate(p, s.seed);
           if (s.limit != 0 && s.limit < data.train.size()) data.train.resize(s.limit);

@@ -413,8 +413,9 @@ int main(int argc, char** argv) {
   try {
     // starts MPI for --transport mpi_rma / mpi
     trainer::launcher launch(s.transport, s.ranks, argc, argv, trainer::planned_kills(s));
-    const auto loaded = trainer::read_everywhere(
-        launch, [&] { return trainer::load(s); });  // named, not bound: clang < 16 cannot capture bindings
+    const auto loaded = trainer::read_everywhere(launch, "dml-mlp", [&] {
+      return trainer::load(s);
+    });  // named, not bound: clang < 16 cannot capture bindings
     const auto& train_set = loaded.first;
     const auto& test_set = loaded.second;
     const std::string lr_note = default_batch_and_step(s);

@@ -651,7 +651,7 @@ int main(int argc, char** argv) {
     // process fails on all, with its message, instead of leaving the
     // others waiting.
     trainer::read_agreed(
-        launch,
+        launch, "dml-pagerank",
         [&] {
           if (s.generate != 0) {
             if (const std::string big = too_big(s.generate, 6 * s.generate, members_here); !big.empty())

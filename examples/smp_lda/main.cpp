@@ -626,7 +626,7 @@ int main(int argc, char** argv) {
     // process makes its own and the ranks agree on it (or on its error).
     corpus c;
     trainer::read_agreed(
-        launch, [&] { c = load_checked(o, ranks_text); },
+        launch, "dml-smp-lda", [&] { c = load_checked(o, ranks_text); },
         [&] {
           return std::pair(lda::hash_of(c, o.vocabulary),
                            c.first.empty() ? std::string() : lda::summary(c, o.vocabulary));

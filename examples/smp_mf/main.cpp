@@ -444,7 +444,7 @@ int main(int argc, char** argv) {
     const bool leader = launch.leader();
     problem data;
     trainer::read_agreed(
-        launch,
+        launch, "dml-smp-mf",
         [&] {
           data = load_checked(o, ranks_text);
           if (leader && !o.write_ratings.empty()) {  // one writer

@@ -391,7 +391,7 @@ int main(int argc, char** argv) {
     trainer::launcher launch(s.transport, s.ranks, argc, argv, trainer::planned_kills(s));
     if (o.allreduce) launch.require_mpi_for("--baseline mpi_allreduce");
     const auto [train_set, test_set] =
-        trainer::read_everywhere(launch, [&] { return trainer::load_samples(s); });
+        trainer::read_everywhere(launch, "dml-svm-sgd", [&] { return trainer::load_samples(s); });
     if (!s.data.empty() && !o.classes_given) {  // a LIBSVM file of two classes: the larger label is +1
       const std::set<int> labels(train_set.y.begin(), train_set.y.end());
       if (labels.size() != 2)

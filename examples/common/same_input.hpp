@@ -25,9 +25,10 @@
 
 namespace trainer {
 
-/// Thrown alike on every rank by agree_on_input(): main prints it on the
-/// leader only (`prints()`: this rank led when it was thrown) and exits
-/// with 2 for a bad command line (`usage()`), else 1.
+/// Thrown alike on every rank by agree_on_input(): the leader prints it
+/// (`prints()`: this rank led when it was thrown and has not printed it
+/// yet; read_agreed prints it while MPI runs), and every rank exits with 2
+/// for a bad command line (`usage()`), else 1.
 class agreed_error : public std::runtime_error {
  public:
   agreed_error(const std::string& what, bool usage, bool prints = true)
@@ -39,9 +40,10 @@ class agreed_error : public std::runtime_error {
   bool usage_, prints_;
 };
 
-/// main's handler for an agreed_error: the leader prints
-/// "<program>: <what>" (with "(see --help)" for a bad command line); every
-/// rank returns the same exit code, 2 for a bad command line, else 1.
+/// The handler for an agreed_error (read_agreed's, then main's): the leader
+/// prints "<program>: <what>" (with "(see --help)" for a bad command line)
+/// unless it already did; every rank returns the same exit code, 2 for a
+/// bad command line, else 1.
 inline int agreed_failure(const char* program, const agreed_error& e) {
   if (e.prints()) {
     std::fprintf(stderr, "%s: %s%s\n", program, e.what(), e.usage() ? " (see --help)" : "");

@@ -16,6 +16,7 @@
 #include <dml/consistency/detail/drift.hpp>
 #include <dml/detail/backoff.hpp>
 #include <dml/detail/policy.hpp>
+#include <dml/detail/returned.hpp>
 #include <dml/error.hpp>
 #include <dml/fault/membership.hpp>
 #include <dml/fwd.hpp>
@@ -411,9 +412,11 @@ class dist_vector {
           if (!comm.alive(m))
             throw peer_failure(m, "dml::dist_vector::join: member " + std::to_string(m) + " has failed");
           if constexpr (requires { comm.finished(m); }) {
-            if (comm.finished(m) && !core_.has_joined(m))
+            if (comm.finished(m) && !core_.has_joined(m)) {
+              detail::check_view_before_blaming(comm);
               throw config_error("dml::dist_vector::join: member " + std::to_string(m) +
                                  " returned from its function without calling join()");
+            }
           }
         }
         if constexpr (requires { comm.poll(); }) comm.poll();

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <dml/detail/backoff.hpp>
+#include <dml/detail/returned.hpp>
 #include <dml/error.hpp>
 #include <dml/fwd.hpp>
 
@@ -42,11 +43,13 @@ bool table_wait(Comm& comm, const char* what, Step&& step, double& wait_seconds)
       if (comm.finished(*blame)) {
         blame = step();
         if (!blame) break;
-        if (comm.finished(*blame))
+        if (comm.finished(*blame)) {
+          check_view_before_blaming(comm);
           throw config_error("dml::table: member " + std::to_string(comm.rank()) + " waits for " + what +
                              " from member " + std::to_string(*blame) +
                              ", which returned from its function (members called clock()/sync() a different "
                              "number of times?)");
+        }
       }
     }
     if constexpr (requires { comm.poll(); }) comm.poll();

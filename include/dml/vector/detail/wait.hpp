@@ -5,6 +5,7 @@
 #pragma once
 
 #include <dml/detail/backoff.hpp>
+#include <dml/detail/returned.hpp>
 #include <dml/error.hpp>
 #include <dml/fwd.hpp>
 
@@ -38,6 +39,7 @@ bool wait_until_or(Comm& comm, member_id peer, const char* what, Ready&& ready, 
     if constexpr (requires { comm.finished(peer); }) {
       if (comm.finished(peer)) {
         if (ready()) break;
+        check_view_before_blaming(comm);
         throw config_error("dml: member " + std::to_string(comm.rank()) + " waits for " + what +
                            " from member " + std::to_string(peer) +
                            ", which returned from its function without sending it "

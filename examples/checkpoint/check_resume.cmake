@@ -10,8 +10,10 @@
 # interrupted: files left by a save interrupted between ranks (some ranks at
 #              step 40, the others at 30), built from real runs: the resume
 #              starts from step 30, says why, and then prints what an
-#              uninterrupted run prints; and a first save cut off after
-#              rank 0's file: the resume starts from step 0, saying why.
+#              uninterrupted run prints; the same after a resume from step
+#              30 whose save of step 40 was cut off on one rank; and a first
+#              save cut off after rank 0's file: the resume starts from step
+#              0, saying why.
 # killed:      the demo killed (SIGKILL) at pseudo-random moments and resumed
 #              until it finishes ends as an uninterrupted run does.
 file(REMOVE_RECURSE "${WORK}")
@@ -154,6 +156,28 @@ elseif(MODE STREQUAL "interrupted")
                          "resumed from [^\n]*/${case} at step 30 \\(epoch 0\\), mse ${mse30}\nstep 40 ")
     same_from("step 40 " "${whole}" "${resumed}")
   endforeach()
+  # A resume from step 30 beside rank 0's step 40 (as in "ahead"), stopped
+  # after its own save of step 40; then that save cut off on rank 1 between
+  # its two renames (rank 1 holds step 30 in both files). Every rank still
+  # holds step 30: the first resume made rank 0's step 30 current again
+  # before it saved (a kill soon after such a resume once left rank 0 with
+  # only step 40 and another rank with only step 30).
+  set(dir "${WORK}/again")
+  file(COPY "${WORK}/at40/" DESTINATION "${dir}")
+  foreach(r IN ITEMS 1 2 3)
+    foreach(name IN ITEMS "rank-${r}.ckpt" "rank-${r}.ckpt.prev")
+      file(COPY_FILE "${WORK}/at30/${name}" "${dir}/${name}")
+    endforeach()
+  endforeach()
+  run(0 out err --dir "${dir}" --steps 60 --resume --stop-after 40)
+  require("${out}" "; resuming from step 30, the newest step every rank saved\n[^\n]*\nstep 40 mse [0-9.]+, saved\n"
+                   "stopped after step 40\n$")
+  file(COPY_FILE "${dir}/rank-1.ckpt.prev" "${dir}/rank-1.ckpt")
+  run(0 resumed err --dir "${dir}" --steps 60 --resume)
+  require("${resumed}" "^4 ranks, [^\n]*\nrank 1 has no checkpoint of step 40 \\(a save was interrupted, or a file is "
+                       "gone\\); resuming from step 30, the newest step every rank saved\n"
+                       "resumed from [^\n]*/again at step 30 \\(epoch 0\\), mse ${mse30}\nstep 40 ")
+  same_from("step 40 " "${whole}" "${resumed}")
   # The first save cut off after rank 0's file: no step but the start is
   # held by every rank (a kill at the wrong moment once left such a
   # directory refused for good).

@@ -22,7 +22,10 @@
 // the newest step saved. The ranks save in lock-step (a step's gather()
 // needs every rank, and each saves before its next scatter()), so no rank
 // is ever more than one save ahead, and a crash at any moment leaves a
-// common step; --resume loses at most the interrupted save. The one moment
+// common step; --resume loses at most the interrupted save. A resume from
+// the older generation first drops the newer one (checkpoint::
+// restore_previous()), so that the ranks save in lock-step again from there
+// (a kill soon after such a resume once left no common step). The one moment
 // without a saved common step is the first save: some ranks hold its file,
 // the others none. Step 0 is then the common step (the start, rebuilt from
 // --seed). A rank without files beside a rank with two generations cannot
@@ -230,6 +233,17 @@ void train(dml::comm::inproc::context& comm, const settings& s, const dataset& d
         throw dml::data_error(from->file.path(), 0,
                               "holds step " + std::to_string(state.clock) + " but held step " +
                                   std::to_string(step) + " a moment ago; is another run saving here?");
+    }
+    // Nothing newer than the step resumed from may stay: the next save would
+    // keep it as .prev and drop the generation resumed from, and a crash
+    // during that save could leave no step that every rank holds (a rank
+    // with only the abandoned step beside one with only the resumed step).
+    if (!mine.empty() && mine.front().step > step) {
+      if (from != mine.end()) {
+        ck.restore_previous();  // the generation resumed from is the older one
+      } else {                  // step 0: the start
+        for (const dml::fault::checkpoint& file : {ck.previous(), ck}) std::filesystem::remove(file.path());
+      }
     }
   }
   if (step > s.steps)

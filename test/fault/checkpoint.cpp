@@ -811,6 +811,38 @@ TEST_CASE("keep_previous keeps the replaced checkpoint as <path>.prev") {
   REQUIRE(fresh.load(v).clock == 1);
 }
 
+TEST_CASE("restore_previous makes the older generation current, and the next save keeps it") {
+  dml_test::temp_dir dir;
+  checkpoint ck(dir.path("r.ckpt"));
+  ck.keep_previous(true);
+  std::vector<float> v(3);
+  auto save = [&](std::uint64_t g) {
+    std::fill(v.begin(), v.end(), static_cast<float>(g));
+    ck.save({.clock = g}, v);
+  };
+  save(1);
+  save(2);
+  ck.restore_previous();  // a resume from clock 1
+  REQUIRE(files_in(dir.path("")) == std::vector<std::string>{"r.ckpt"});
+  REQUIRE(ck.peek().clock == 1);
+  REQUIRE(ck.load(v).clock == 1);
+  REQUIRE(v == std::vector<float>(3, 1.0f));
+  // The next save keeps the generation resumed from, not the abandoned one.
+  save(2);
+  REQUIRE(ck.peek().clock == 2);
+  REQUIRE(ck.previous().peek().clock == 1);
+  // Without <path>.prev: a data_error naming it; <path> is untouched.
+  fs::remove(ck.previous().path());
+  try {
+    ck.restore_previous();
+    FAIL("no data_error");
+  } catch (const dml::data_error& e) {
+    REQUIRE(e.file() == ck.previous().path());
+    REQUIRE_THAT(e.reason(), contains("cannot make it the current checkpoint " + ck.path() + ": "));
+  }
+  REQUIRE(ck.peek().clock == 2);
+}
+
 TEST_CASE("a save that cannot keep the previous checkpoint leaves both files as they were") {
   dml_test::temp_dir dir;
   checkpoint ck(dir.path("x.ckpt"));

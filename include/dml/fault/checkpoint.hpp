@@ -871,6 +871,31 @@ class checkpoint {
     return p;
   }
 
+  /// Makes the previous generation the current one: renames `<path>.prev`
+  /// over `<path>` (the newer checkpoint there is gone) and flushes the
+  /// directory. A crash at any moment leaves `<path>` holding the one or the
+  /// other. For programs that save one file per member and resume from the
+  /// older generation (the newest clock every member holds): call it on each
+  /// member whose `<path>` is newer before the next save. Otherwise that save
+  /// keeps the abandoned newer checkpoint as `<path>.prev` and drops the one
+  /// resumed from, and a crash during it can leave the members without a
+  /// common clock. Throws `dml::data_error` naming the file when the rename
+  /// or the flush fails (e.g. there is no `<path>.prev`).
+  void restore_previous() const {
+    const std::string previous = path_ + std::string(detail::previous_suffix);
+    if (::rename(previous.c_str(), path_.c_str()) != 0) {
+      const int err = errno;
+      throw data_error(previous, 0,
+                       "cannot make it the current checkpoint " + path_ + ": " + detail::system_message(err));
+    }
+    const std::string dir = detail::directory_of(path_);
+    if (const int err = detail::sync_directory(dir); err != 0)
+      throw data_error(path_, 0,
+                       "the previous checkpoint was renamed into place, but flushing its directory " + dir +
+                           " to disk failed (" + detail::system_message(err) +
+                           "); it may not survive a power failure");
+  }
+
   /// True when a regular file exists at path() (it is not opened or checked:
   /// load() does that).
   [[nodiscard]] bool exists() const noexcept {

@@ -787,8 +787,9 @@ concept checkpoint_vector = (detail::vector_shape<std::remove_reference_t<V>> &&
 /// between the two renames (old, old), after the second (new, old): both
 /// names always hold complete checkpoints, of consecutive generations or the
 /// same one. A program that saves one file per member resumes from the
-/// newest clock that every member has in one of its two files, and
-/// `previous()` reads the older one.
+/// newest clock that every member has in one of its two files,
+/// `previous()` reads the older one, and `restore_previous()` makes it
+/// current again before the next save.
 ///
 /// **Stale temporary files.** A process killed during a save leaves its
 /// temporary file behind. Loading never reads it and later saves never

@@ -374,7 +374,10 @@ def main():
             worst_after = max(worst_after, run.seconds - run.killed_at)
         if outcome.isupper() or outcome == "FAILED":
             failures += 1
-            tail = "\n    ".join(run.output.strip().splitlines()[-6:])
+            # Enough lines for the first of several processes' reports (a
+            # sanitizer's, a backtrace), which CI's log must show: a failure
+            # under load may not come back when rerun by hand.
+            tail = "\n    ".join(run.output.strip().splitlines()[-80:])
             detail += "\n    " + tail
         when = f"{run.killed_at:.2f}" if run.killed_at is not None else f"({at:.2f})"
         if a.save_output:

@@ -468,8 +468,17 @@ void vector_core<T, Transport, Repr>::build(topology::graph graph, std::string d
   comm_->barrier();  // counters are set before anyone adds to them
   if (pending_) {
     access_ = slot_access::shared;  // the new view's readers: no ordering argument made for them
-    write_all();
-    for (member_id m : out) seg_.flush(m);
+    // The view is built on every member once that barrier passed, and the
+    // others may already work in it. A neighbour that failed since is not
+    // this build's failure: the next operation meets it and the survivors
+    // agree again (and rewrite what is pending). Failing here instead would
+    // make only this member merge the view into the next one, and its list
+    // of view changes would differ from the others'.
+    try {
+      write_all();
+      for (member_id m : out) seg_.flush(m);
+    } catch (const peer_failure&) {
+    }
   }
 }
 

@@ -19,14 +19,13 @@
 // others, still inside those calls, do not take it for dead.
 #pragma once
 
+#include <dml/detail/ticker.hpp>
 #include <dml/fwd.hpp>
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #if __has_include(<sys/mman.h>) && __has_include(<fcntl.h>) && __has_include(<unistd.h>)
@@ -101,10 +100,9 @@ class beacon {
   clock::duration timeout_ = std::chrono::seconds(1);
   std::string phase_ = "start-up";
   std::uint64_t* own_ = nullptr;
-  std::thread beater_;
-  std::atomic<bool> running_{false};
   std::mutex mutex_;
   std::vector<peer> peers_;
+  detail::ticker beater_;  // last: stopped before the members its ticks use go
 };
 
 }  // namespace detail::mpi_impl

@@ -24,6 +24,7 @@
 #include <dml/comm/concepts.hpp>
 #include <dml/comm/mpi/common.hpp>
 #include <dml/comm/mpi/watchdog.hpp>
+#include <dml/detail/ticker.hpp>
 #include <dml/error.hpp>
 #include <dml/fwd.hpp>
 
@@ -36,7 +37,6 @@
 #include <cstring>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 DML_BEGIN_NAMESPACE
@@ -335,8 +335,6 @@ class monitor {
   clock::duration timeout_ = std::chrono::seconds(1);
   MPI_Win win_ = MPI_WIN_NULL;
   std::uint64_t* base_ = nullptr;
-  std::thread beater_;
-  std::atomic<bool> running_{false};
   std::atomic<std::int64_t> period_ns_{100'000'000};  // between two heartbeats
   std::vector<char> dead_;
   std::vector<std::uint64_t> last_beat_;
@@ -355,6 +353,7 @@ class monitor {
   std::vector<char> decided_dead_;
   std::uint64_t proposed_ = 0;
   std::vector<char> proposed_dead_;
+  detail::ticker beater_;  // last: stopped before the members its ticks use go
 };
 
 }  // namespace detail::mpi_impl

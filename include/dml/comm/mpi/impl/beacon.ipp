@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 DML_BEGIN_NAMESPACE
@@ -78,14 +77,9 @@ DML_DECL bool beacon::start(clock::duration heartbeat_timeout, const char* phase
   std::atomic_ref<std::uint64_t>(*own_).store(0,
                                               std::memory_order_release);  // not `left` from an earlier run
   peers_.assign(static_cast<std::size_t>(id_.size), peer{});
-  running_.store(true);
   const auto period = std::max<clock::duration>(timeout_ / 10, std::chrono::milliseconds(1));
-  beater_ = std::thread([this, period] {
-    while (running_.load(std::memory_order_acquire)) {
-      std::atomic_ref<std::uint64_t>(*own_).fetch_add(1, std::memory_order_release);
-      std::this_thread::sleep_for(period);
-    }
-  });
+  beater_.start([this] { std::atomic_ref<std::uint64_t>(*own_).fetch_add(1, std::memory_order_release); },
+                [period] { return period; });
   return true;
 #else
   (void)heartbeat_timeout;
@@ -102,10 +96,7 @@ DML_DECL void beacon::remove() const {
 
 DML_DECL void beacon::stop(bool mark_left) {
 #if DML_HAS_BEACON
-  if (beater_.joinable()) {
-    running_.store(false);
-    beater_.join();
-  }
+  beater_.stop();
   if (own_ && mark_left) std::atomic_ref<std::uint64_t>(*own_).store(left, std::memory_order_release);
   std::lock_guard lock(mutex_);
   for (auto& p : peers_)

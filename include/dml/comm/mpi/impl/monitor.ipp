@@ -14,7 +14,6 @@
 #include <cstring>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 DML_BEGIN_NAMESPACE
@@ -80,14 +79,9 @@ DML_DECL void monitor::start(MPI_Comm world, member_id rank, std::size_t size, b
   last_change_.assign(size, clock::now());
   last_check_.assign(size, clock::time_point{});
   if (shared) install_probe(rank);
-  running_.store(true);
   period_ns_.store(period_of(timeout_));
-  beater_ = std::thread([this] {
-    while (running_.load(std::memory_order_acquire)) {
-      std::atomic_ref<std::uint64_t>(base_[0]).fetch_add(1, std::memory_order_release);
-      std::this_thread::sleep_for(std::chrono::nanoseconds(period_ns_.load(std::memory_order_relaxed)));
-    }
-  });
+  beater_.start([this] { std::atomic_ref<std::uint64_t>(base_[0]).fetch_add(1, std::memory_order_release); },
+                [this] { return std::chrono::nanoseconds(period_ns_.load(std::memory_order_relaxed)); });
 }
 
 DML_DECL void monitor::stop() {
@@ -95,10 +89,7 @@ DML_DECL void monitor::stop() {
     watchdog::instance().clear_probe();
     probe_installed_ = false;
   }
-  if (beater_.joinable()) {
-    running_.store(false);
-    beater_.join();
-  }
+  beater_.stop();
 }
 
 DML_DECL void monitor::set_heartbeat_timeout(clock::duration t) {

@@ -105,6 +105,20 @@ if(DML_SANITIZE MATCHES "thread")
        "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=${PROJECT_SOURCE_DIR}/test/mpi/tsan.supp")
 endif()
 
+# The tests of the two-sided transport (dml::comm::mpi) add this: Open MPI
+# yields the core inside every MPI call that finds nothing to do when its
+# ranks are oversubscribed, and beside other work (the other ctest slot)
+# each such yield costs a scheduler time slice. That transport waits only
+# in its own loops, which yield and sleep by themselves; the mpi_rma
+# transport waits inside MPI (flushes, window locks) and needs Open MPI's
+# yields. Beside one busy loop on 2 cores (2026-11-29): the 23 two-sided
+# tests took 133 s and 39 s with this; the 14 mpi_rma law and transport
+# tests 37 s and 90 s with it (docs/running.md).
+set(DML_MPI_TWO_SIDED_TEST_ENVIRONMENT "")
+if(DML_MPI_IS_OPEN_MPI AND NOT DEFINED ENV{OMPI_MCA_mpi_yield_when_idle})
+  list(APPEND DML_MPI_TWO_SIDED_TEST_ENVIRONMENT "OMPI_MCA_mpi_yield_when_idle=0")
+endif()
+
 separate_arguments(_dml_user_flags NATIVE_COMMAND "${DML_MPIEXEC_FLAGS}")
 list(APPEND _dml_mpi_flags ${_dml_user_flags})
 

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -185,35 +186,56 @@ std::vector<std::vector<std::byte>> all_gather_bytes(MPI_Comm comm, std::span<co
   if (record.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
     throw config_error(std::string(who) + ": exchange record of " + std::to_string(record.size()) +
                        " bytes is larger than MPI's int counts allow");
-  const int mine = static_cast<int>(record.size());
-  std::vector<int> counts(static_cast<std::size_t>(size), 0);
+  // What MPI reads and writes while a collective runs. A wait that fails
+  // (a member died, the limit passed) leaves the collective pending, and
+  // MPI may still complete it later inside another call (the survivors'
+  // MPI_Comm_create_group did, writing into freed memory): the buffers are
+  // then kept for the rest of the process instead of freed.
+  struct buffers {
+    std::vector<std::byte> record;
+    int mine = 0;
+    std::vector<int> counts, displs;
+    std::vector<std::byte> all;
+  };
+  auto b = std::make_unique<buffers>();
+  b->record.assign(record.begin(), record.end());
+  b->mine = static_cast<int>(record.size());
+  b->counts.assign(static_cast<std::size_t>(size), 0);
+  const auto wait = [&](MPI_Request& r, const char* what) {
+    try {
+      wait_request(r, limit, who, what, progress);
+    } catch (...) {
+      (void)b.release();  // kept on purpose: MPI may still use them
+      throw;
+    }
+  };
   MPI_Request r = MPI_REQUEST_NULL;
-  if (const int rc = MPI_Iallgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, comm, &r);
+  if (const int rc = MPI_Iallgather(&b->mine, 1, MPI_INT, b->counts.data(), 1, MPI_INT, comm, &r);
       rc != MPI_SUCCESS) {
     mark_broken();
     check(rc, who, "MPI_Iallgather");
   }
-  wait_request(r, limit, who, "exchange (MPI_Iallgather of record sizes)", progress);
-  std::vector<int> displs(counts.size(), 0);
+  wait(r, "exchange (MPI_Iallgather of record sizes)");
+  b->displs.assign(b->counts.size(), 0);
   std::size_t total = 0;
-  for (std::size_t i = 0; i < counts.size(); ++i) {
+  for (std::size_t i = 0; i < b->counts.size(); ++i) {
     if (total > static_cast<std::size_t>(std::numeric_limits<int>::max()))
       throw comm_error(std::string(who) + ": exchange of more than 2 GiB of records");
-    displs[i] = static_cast<int>(total);
-    total += static_cast<std::size_t>(counts[i]);
+    b->displs[i] = static_cast<int>(total);
+    total += static_cast<std::size_t>(b->counts[i]);
   }
-  std::vector<std::byte> all(total);
-  if (const int rc = MPI_Iallgatherv(record.data(), mine, MPI_BYTE, all.data(), counts.data(), displs.data(),
-                                     MPI_BYTE, comm, &r);
+  b->all.resize(total);
+  if (const int rc = MPI_Iallgatherv(b->record.data(), b->mine, MPI_BYTE, b->all.data(), b->counts.data(),
+                                     b->displs.data(), MPI_BYTE, comm, &r);
       rc != MPI_SUCCESS) {
     mark_broken();
     check(rc, who, "MPI_Iallgatherv");
   }
-  wait_request(r, limit, who, "exchange (MPI_Iallgatherv of records)", progress);
-  std::vector<std::vector<std::byte>> out(counts.size());
-  for (std::size_t i = 0; i < counts.size(); ++i) {
-    const auto* first = all.data() + displs[i];
-    out[i].assign(first, first + counts[i]);
+  wait(r, "exchange (MPI_Iallgatherv of records)");
+  std::vector<std::vector<std::byte>> out(b->counts.size());
+  for (std::size_t i = 0; i < b->counts.size(); ++i) {
+    const auto* first = b->all.data() + b->displs[i];
+    out[i].assign(first, first + b->counts[i]);
   }
   return out;
 }

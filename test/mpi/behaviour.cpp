@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <random>
 #include <span>
 #include <string>
@@ -211,6 +212,38 @@ TEST_CASE("bootstrap: records of any length, typed records and pairwise records"
     CHECK(got[s][1] == static_cast<std::byte>(me));
   }
   CHECK_THROWS_AS(dml::comm::bootstrap::pairwise(comm, {}), dml::config_error);
+}
+
+TEST_CASE("bootstrap: a member whose declared record size lies is refused by every other member",
+          "[transport]") {
+  // The last rank sends record sizes through plain MPI: first a negative
+  // one, then one that takes the total past 2 GiB. The others must refuse
+  // both with a comm_error naming it, before they allocate by the size or
+  // start the exchange of the bytes (which the liar never joins: a member
+  // that went on would wait there until the limit).
+  MPI_Comm dup = MPI_COMM_NULL;
+  REQUIRE(MPI_Comm_dup(MPI_COMM_WORLD, &dup) == MPI_SUCCESS);
+  int me = 0, n = 0;
+  MPI_Comm_rank(dup, &me);
+  MPI_Comm_size(dup, &n);
+  const int liar = n - 1;
+  const std::vector<std::byte> mine(3, std::byte{7});
+  const boost::mpi::communicator comm(dup, boost::mpi::comm_attach);
+  for (const int lie : {-5, std::numeric_limits<int>::max() - 1}) {
+    if (n < 2) break;  // nobody to lie to
+    if (me == liar) {
+      std::vector<int> sizes(static_cast<std::size_t>(n));
+      MPI_Request r =
+          MPI_REQUEST_NULL;  // nonblocking: MPI matches blocking collectives only with blocking ones
+      CHECK(MPI_Iallgather(&lie, 1, MPI_INT, sizes.data(), 1, MPI_INT, dup, &r) == MPI_SUCCESS);
+      CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    } else {
+      CHECK_THROWS_WITH(dml::comm::bootstrap::all_gather(comm, mine, 5s),
+                        dml_test::contains("rank " + std::to_string(liar)));
+    }
+  }
+  MPI_Barrier(dup);  // nothing is left pending: the communicator still works
+  MPI_Comm_free(&dup);
 }
 
 TEST_CASE("broadcast: values and spans from several roots; mismatches are config_errors on every rank",

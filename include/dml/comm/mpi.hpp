@@ -34,7 +34,6 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -303,16 +302,8 @@ class mpi {
   // buffers, so they are kept alive for the rest of the process.
   void abandon_sends() {
     if (sends_.empty()) return;
-    keep_forever(std::move(sends_));
+    detail::mpi_impl::keep_for_mpi(std::move(sends_));
     sends_.clear();
-  }
-
-  // Buffers MPI may still read or write (a request that will never complete
-  // or be freed): leaked on purpose, so that memory is never reused.
-  template <class T>
-  static void keep_forever(T&& buffers) {
-    auto* leaked = new std::remove_cvref_t<T>(std::forward<T>(buffers));
-    (void)leaked;
   }
 
   // Runs f, turning Boost.MPI's exceptions into dml's.
@@ -401,7 +392,7 @@ class mpi {
       wait_until(source, "the rest of a message",
                  [&] { return guarded_peer(source, "receive", [&] { return finished(r); }); });
     } catch (...) {
-      keep_forever(std::move(inbox_));
+      detail::mpi_impl::keep_for_mpi(std::move(inbox_));
       inbox_ = {};
       throw;
     }

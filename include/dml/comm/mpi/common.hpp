@@ -30,6 +30,8 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 DML_BEGIN_NAMESPACE
@@ -174,9 +176,92 @@ void wait_request(MPI_Request& request, std::chrono::steady_clock::duration limi
   }
 }
 
+/// Keeps `buffers` for the rest of the process: MPI may still read or write
+/// them. A nonblocking collective cannot be cancelled, and a point-to-point
+/// request in a communicator nobody reads any more never completes; left
+/// pending after a failed wait, either may still move bytes inside a later
+/// MPI call of the survivors (Open MPI's MPI_Comm_create_group did, into
+/// freed memory). Leaked on purpose, so that memory is never reused. A
+/// unique_ptr is released as it is (MPI may hold the addresses of the
+/// object's own members); other objects are moved onto the heap, which
+/// keeps the storage of the containers in them where it is.
+template <class T>
+void keep_for_mpi(std::unique_ptr<T>& buffers) noexcept {
+  (void)buffers.release();
+}
+template <class T>
+void keep_for_mpi(T&& buffers) {
+  (void)new std::remove_cvref_t<T>(std::forward<T>(buffers));
+}
+
+/// Where records of `counts` bytes start when laid end to end in one buffer
+/// (MPI's displacements), and how many bytes that buffer holds.
+struct record_layout {
+  std::vector<int> displs;
+  std::size_t total = 0;
+};
+
+/// The layout of records whose sizes came from the other members (one count
+/// per rank). They are not trusted: a negative count, or records that add up
+/// to more than MPI's int displacements address (2 GiB), throw
+/// dml::comm_error naming the first rank at fault, before anything is
+/// allocated.
+inline record_layout lay_out_records(std::span<const int> counts, const char* who) {
+  constexpr auto most = static_cast<std::size_t>(std::numeric_limits<int>::max());
+  record_layout out;
+  out.displs.reserve(counts.size());
+  for (std::size_t rank = 0; rank < counts.size(); ++rank) {
+    if (counts[rank] < 0)
+      throw comm_error(std::string(who) + ": rank " + std::to_string(rank) + " declared a record of " +
+                       std::to_string(counts[rank]) + " bytes");
+    if (static_cast<std::size_t>(counts[rank]) > most - out.total)
+      throw comm_error(std::string(who) + ": the records add up to more than 2 GiB at rank " +
+                       std::to_string(rank) + " (" + std::to_string(counts[rank]) + " bytes after " +
+                       std::to_string(out.total) + ")");
+    out.displs.push_back(static_cast<int>(out.total));
+    out.total += static_cast<std::size_t>(counts[rank]);
+  }
+  return out;
+}
+
+/// Waits for `r` as wait_request does; when the wait fails, the request
+/// stays pending and `buffers` are kept for MPI (keep_for_mpi).
+template <class T, class Progress>
+void wait_keeping(std::unique_ptr<T>& buffers, MPI_Request& r, std::chrono::steady_clock::duration limit,
+                  const char* who, const char* what, Progress&& progress) {
+  try {
+    wait_request(r, limit, who, what, progress);
+  } catch (...) {
+    keep_for_mpi(buffers);
+    throw;
+  }
+}
+
+/// Throws dml::comm_error for a failed call that started a collective
+/// (the process is marked broken: the others may have started it).
+inline void check_started(int rc, const char* who, const char* call) {
+  if (rc != MPI_SUCCESS) {
+    mark_broken();
+    throw_mpi_error(rc, who, call);
+  }
+}
+
+/// Cuts `all` into the records `layout` describes, one per rank.
+inline std::vector<std::vector<std::byte>> split_records(const std::vector<std::byte>& all,
+                                                         std::span<const int> counts,
+                                                         const record_layout& layout) {
+  std::vector<std::vector<std::byte>> out(counts.size());
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    const auto* first = all.data() + layout.displs[i];
+    out[i].assign(first, first + counts[i]);
+  }
+  return out;
+}
+
 /// Collective exchange of byte records with nonblocking MPI collectives
 /// (sizes, then the bytes), progressing through `progress()` while waiting.
-/// Result indexed by rank.
+/// Result indexed by rank. A wait that fails (a member died, the limit
+/// passed) throws and keeps every buffer MPI was given (keep_for_mpi).
 template <class Progress>
 std::vector<std::vector<std::byte>> all_gather_bytes(MPI_Comm comm, std::span<const std::byte> record,
                                                      std::chrono::steady_clock::duration limit,
@@ -186,58 +271,83 @@ std::vector<std::vector<std::byte>> all_gather_bytes(MPI_Comm comm, std::span<co
   if (record.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
     throw config_error(std::string(who) + ": exchange record of " + std::to_string(record.size()) +
                        " bytes is larger than MPI's int counts allow");
-  // What MPI reads and writes while a collective runs. A wait that fails
-  // (a member died, the limit passed) leaves the collective pending, and
-  // MPI may still complete it later inside another call (the survivors'
-  // MPI_Comm_create_group did, writing into freed memory): the buffers are
-  // then kept for the rest of the process instead of freed.
+  // Everything MPI reads or writes while the collectives run, in one block
+  // (the caller's record is copied: the caller frees it when this throws).
   struct buffers {
     std::vector<std::byte> record;
     int mine = 0;
-    std::vector<int> counts, displs;
+    std::vector<int> counts;
+    record_layout layout;
     std::vector<std::byte> all;
   };
   auto b = std::make_unique<buffers>();
   b->record.assign(record.begin(), record.end());
   b->mine = static_cast<int>(record.size());
   b->counts.assign(static_cast<std::size_t>(size), 0);
-  const auto wait = [&](MPI_Request& r, const char* what) {
-    try {
-      wait_request(r, limit, who, what, progress);
-    } catch (...) {
-      (void)b.release();  // kept on purpose: MPI may still use them
-      throw;
-    }
-  };
   MPI_Request r = MPI_REQUEST_NULL;
-  if (const int rc = MPI_Iallgather(&b->mine, 1, MPI_INT, b->counts.data(), 1, MPI_INT, comm, &r);
-      rc != MPI_SUCCESS) {
-    mark_broken();
-    check(rc, who, "MPI_Iallgather");
+  check_started(MPI_Iallgather(&b->mine, 1, MPI_INT, b->counts.data(), 1, MPI_INT, comm, &r), who,
+                "MPI_Iallgather");
+  wait_keeping(b, r, limit, who, "exchange (MPI_Iallgather of record sizes)", progress);
+  // Every member sees the same counts: a lie makes every member throw here,
+  // and no collective is left pending.
+  b->layout = lay_out_records(b->counts, who);
+  b->all.resize(b->layout.total);
+  check_started(MPI_Iallgatherv(b->record.data(), b->mine, MPI_BYTE, b->all.data(), b->counts.data(),
+                                b->layout.displs.data(), MPI_BYTE, comm, &r),
+                who, "MPI_Iallgatherv");
+  wait_keeping(b, r, limit, who, "exchange (MPI_Iallgatherv of records)", progress);
+  return split_records(b->all, b->counts, b->layout);
+}
+
+/// Collective: member r passes `to_each[m]`, the record meant for member m,
+/// and receives what each member meant for r, indexed by sender. Sizes,
+/// then the bytes, with nonblocking all-to-all collectives; failures as in
+/// all_gather_bytes.
+template <class Progress>
+std::vector<std::vector<std::byte>> all_to_all_bytes(MPI_Comm comm,
+                                                     const std::vector<std::vector<std::byte>>& to_each,
+                                                     std::chrono::steady_clock::duration limit,
+                                                     const char* who, Progress&& progress) {
+  int size = 0;
+  check(MPI_Comm_size(comm, &size), who, "MPI_Comm_size");
+  const auto n = static_cast<std::size_t>(size);
+  if (to_each.size() != n)
+    throw config_error(std::string(who) + ": " + std::to_string(to_each.size()) + " records for a group of " +
+                       std::to_string(n) + " members (one per member, including the caller)");
+  struct buffers {
+    std::vector<int> send_counts, recv_counts;
+    record_layout out_layout, in_layout;
+    std::vector<std::byte> out, in;
+  };
+  auto b = std::make_unique<buffers>();
+  constexpr auto most = static_cast<std::size_t>(std::numeric_limits<int>::max());
+  for (const auto& rec : to_each) {
+    if (rec.size() > most - b->out_layout.total)
+      throw config_error(std::string(who) + ": the records add up to more than 2 GiB");
+    b->send_counts.push_back(static_cast<int>(rec.size()));
+    b->out_layout.displs.push_back(static_cast<int>(b->out_layout.total));
+    b->out_layout.total += rec.size();
   }
-  wait(r, "exchange (MPI_Iallgather of record sizes)");
-  b->displs.assign(b->counts.size(), 0);
-  std::size_t total = 0;
-  for (std::size_t i = 0; i < b->counts.size(); ++i) {
-    if (total > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-      throw comm_error(std::string(who) + ": exchange of more than 2 GiB of records");
-    b->displs[i] = static_cast<int>(total);
-    total += static_cast<std::size_t>(b->counts[i]);
+  b->out.reserve(b->out_layout.total);
+  for (const auto& rec : to_each) b->out.insert(b->out.end(), rec.begin(), rec.end());
+  b->recv_counts.assign(n, 0);
+  MPI_Request r = MPI_REQUEST_NULL;
+  check_started(MPI_Ialltoall(b->send_counts.data(), 1, MPI_INT, b->recv_counts.data(), 1, MPI_INT, comm, &r),
+                who, "MPI_Ialltoall");
+  wait_keeping(b, r, limit, who, "pairwise exchange (MPI_Ialltoall of record sizes)", progress);
+  try {
+    b->in_layout = lay_out_records(b->recv_counts, who);
+  } catch (...) {
+    mark_broken();  // each member sees its own counts: the others may be waiting in the next collective
+    throw;
   }
-  b->all.resize(total);
-  if (const int rc = MPI_Iallgatherv(b->record.data(), b->mine, MPI_BYTE, b->all.data(), b->counts.data(),
-                                     b->displs.data(), MPI_BYTE, comm, &r);
-      rc != MPI_SUCCESS) {
-    mark_broken();
-    check(rc, who, "MPI_Iallgatherv");
-  }
-  wait(r, "exchange (MPI_Iallgatherv of records)");
-  std::vector<std::vector<std::byte>> out(b->counts.size());
-  for (std::size_t i = 0; i < b->counts.size(); ++i) {
-    const auto* first = b->all.data() + b->displs[i];
-    out[i].assign(first, first + b->counts[i]);
-  }
-  return out;
+  b->in.resize(b->in_layout.total);
+  check_started(
+      MPI_Ialltoallv(b->out.data(), b->send_counts.data(), b->out_layout.displs.data(), MPI_BYTE,
+                     b->in.data(), b->recv_counts.data(), b->in_layout.displs.data(), MPI_BYTE, comm, &r),
+      who, "MPI_Ialltoallv");
+  wait_keeping(b, r, limit, who, "pairwise exchange (MPI_Ialltoallv of records)", progress);
+  return split_records(b->in, b->recv_counts, b->in_layout);
 }
 
 /// Collective barrier with MPI_Ibarrier, progressing while waiting.

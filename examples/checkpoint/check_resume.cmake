@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSL-1.0
 # Runs dml-checkpoint-demo for ctest in fresh directories under WORK.
-#   cmake -DTOOL=<exe> -DMODE=resume|refuse|interrupted|killed -DWORK=<dir> -P check_resume.cmake
+#   cmake -DTOOL=<exe> -DMODE=resume|refuse|interrupted|killed -DWORK=<dir> [-DSTEPS=<n>] -P check_resume.cmake
 # resume:      a run stopped after step 30 and resumed prints, from step 40
 #              on, exactly what an uninterrupted run prints.
 # refuse:      resuming with another --dim or --seed, past --steps, with a
@@ -191,8 +191,12 @@ elseif(MODE STREQUAL "interrupted")
   same_from("step 10 " "${whole}" "${resumed}")
 elseif(MODE STREQUAL "killed")
   # Saving every step, most moments are inside some rank's save, and many
-  # fall between two ranks' saves of the same step.
-  set(args --steps 1500 --every 1)
+  # fall between two ranks' saves of the same step. STEPS: how long the run
+  # is, and so how many kills it takes (1500 unless given).
+  if(NOT DEFINED STEPS)
+    set(STEPS 1500)
+  endif()
+  set(args --steps ${STEPS} --every 1)
   run(0 whole err --dir "${WORK}/whole" ${args})
   set(dir "${WORK}/killed")
   set(seed 20261123)  # the moments of the kills; where they land depends on the machine's speed
@@ -225,14 +229,14 @@ elseif(MODE STREQUAL "killed")
     message(FATAL_ERROR "the last run did not resume:\n${finished}")
   endif()
   set(step "${CMAKE_MATCH_1}")
-  if(step EQUAL 1500)
+  if(step EQUAL STEPS)
     set(marker "final: ")
   else()
     math(EXPR next "${step} + 1")
     set(marker "step ${next} mse ")
   endif()
   same_from("${marker}" "${whole}" "${finished}")
-  require("${tail}" "final: step 1500 mse [0-9.]+\n$")
+  require("${tail}" "final: step ${STEPS} mse [0-9.]+\n$")
 else()
   message(FATAL_ERROR "MODE must be resume, refuse, interrupted or killed")
 endif()

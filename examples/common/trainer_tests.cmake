@@ -190,3 +190,17 @@ function(dml_trainer_same_input target)
                         ARGS --transport mpi ${arg_ARGS} ${arg_A} OTHER_ARGS --transport mpi ${arg_ARGS} ${arg_BAD}
                         STDERR "^${target}: rank 1 of 2: ${arg_FAILURE}$")
 endfunction()
+
+# dml_kill_driver_runs(<out-var> <runs> <seed>): the `--runs N --seed S`
+# arguments of a kill-driver test (scripts/kill-driver.py). A sanitizer
+# build makes half the runs (rounded up), at other moments (another seed):
+# the same suite's plain build makes them all, an instrumented trainer runs
+# three to five times slower, and the two builds together then kill at
+# more moments than either alone.
+function(dml_kill_driver_runs out runs seed)
+  if(DML_SANITIZE)
+    math(EXPR runs "(${runs} + 1) / 2")
+    math(EXPR seed "${seed} + 1000")
+  endif()
+  set(${out} --runs ${runs} --seed ${seed} PARENT_SCOPE)
+endfunction()

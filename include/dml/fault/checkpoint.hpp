@@ -283,6 +283,17 @@ inline int sync_directory(const std::string& dir) {
   return synced != 0 && err != EINVAL ? err : 0;
 }
 
+/// Flushes the directory of `path`, a file just renamed into place (`what`
+/// says which: "the checkpoint was written and", "the previous checkpoint
+/// was"); throws dml::data_error naming `path` when the flush fails.
+inline void sync_renamed(const std::string& path, const char* what) {
+  const std::string dir = directory_of(path);
+  if (const int err = sync_directory(dir); err != 0)
+    throw data_error(path, 0,
+                     std::string(what) + " renamed into place, but flushing its directory " + dir +
+                         " to disk failed (" + system_message(err) + "); it may not survive a power failure");
+}
+
 /// Writes one checkpoint into a fresh temporary file next to the target and
 /// renames it over the target on commit(). Until then the target is never
 /// touched; if the writer is destroyed uncommitted (an exception) the
@@ -341,8 +352,7 @@ class atomic_file_writer {
     if (::rename(temp_.c_str(), target_.c_str()) != 0)
       fail("cannot rename the temporary file ", temp_, errno);
     committed_ = true;
-    const std::string dir = directory_of(target_);
-    if (const int err = sync_directory(dir); err != 0) fail_after_rename(dir, err);
+    sync_renamed(target_, "the checkpoint was written and");
   }
 
  private:
@@ -378,11 +388,6 @@ class atomic_file_writer {
   [[noreturn]] void fail(const char* what, const std::string& file, int err) const {
     throw data_error(target_, 0,
                      "cannot save the checkpoint: " + std::string(what) + file + ": " + system_message(err));
-  }
-  [[noreturn]] void fail_after_rename(const std::string& dir, int err) const {
-    throw data_error(target_, 0,
-                     "the checkpoint was written and renamed into place, but flushing its directory " + dir +
-                         " to disk failed (" + system_message(err) + "); it may not survive a power failure");
   }
 
   void flush_buffer() {
@@ -889,12 +894,7 @@ class checkpoint {
       throw data_error(previous, 0,
                        "cannot make it the current checkpoint " + path_ + ": " + detail::system_message(err));
     }
-    const std::string dir = detail::directory_of(path_);
-    if (const int err = detail::sync_directory(dir); err != 0)
-      throw data_error(path_, 0,
-                       "the previous checkpoint was renamed into place, but flushing its directory " + dir +
-                           " to disk failed (" + detail::system_message(err) +
-                           "); it may not survive a power failure");
+    detail::sync_renamed(path_, "the previous checkpoint was");
   }
 
   /// True when a regular file exists at path() (it is not opened or checked:

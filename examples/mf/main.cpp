@@ -20,7 +20,12 @@
 // bsp a read at clock T includes every member's steps of clocks 0..T-1,
 // under ssp<S> of clocks 0..T-S-1, under asp whatever has arrived. Unlike
 // the vector trainer (dml-mf-hogwild), no step is ever lost or counted
-// twice: the table sums the deltas.
+// twice: the table sums the deltas. Before a clock's first step a member
+// reads every row of others that the clock's ratings touch with one
+// read_rows call (a fetch per owner); the steps' reads then come from the
+// cache (--no-read-ahead: each row is fetched at its first read, a round
+// trip each, which over the two-sided mpi transport costs ten times as
+// much: docs/tables.md).
 //
 // Clock 0 writes the initial model (small random values, the same on every
 // member and at every rank count; row r is written by one member). After
@@ -85,6 +90,7 @@ struct settings : trainer::table_settings {
   float noise = 0.1f, lr = 0.05f, reg = 0.01f;
   std::uint64_t seed = 1;
   bool check_serial = false, serial = false, virtual_iteration = false;
+  bool read_ahead = true;  // --read-ahead / --no-read-ahead
 };
 
 // ---- the data: dml-mf-hogwild's generator ---------------------------------------------
@@ -280,6 +286,7 @@ outcome table_mf(trainer::launcher& launch, const settings& s, const problem& da
     std::vector<std::size_t> every_row(model_rows);
     for (std::size_t r = 0; r < model_rows; ++r) every_row[r] = r;
     std::vector<double> u(k), v(k), du(k), dv(k);
+    std::vector<std::size_t> clock_rows;  // --read-ahead: the rows a clock reads
     std::size_t changes_printed = 0;
     double seconds = 0;
 
@@ -314,6 +321,21 @@ outcome table_mf(trainer::launcher& launch, const settings& s, const problem& da
           write_initial(false);
         }
         const auto [first, end] = clock_range(mine.size(), c, s.clocks);
+        if (s.read_ahead) {
+          // Every row of others this clock reads, in one batch (a fetch per
+          // owner) before the first step: the steps' reads then hit the cache,
+          // which keeps them fresh enough for the whole clock, instead of
+          // waiting for a round trip to the owner row by row (docs/tables.md,
+          // "Reading a clock's rows ahead").
+          clock_rows.clear();
+          for (std::size_t i = first; i < end; ++i)
+            for (std::size_t row :
+                 {std::size_t{data.train[mine[i]].user}, s.users + data.train[mine[i]].item})
+              if (t.owner(row) != comm.rank()) clock_rows.push_back(row);
+          std::sort(clock_rows.begin(), clock_rows.end());
+          clock_rows.erase(std::unique(clock_rows.begin(), clock_rows.end()), clock_rows.end());
+          (void)t.read_rows(clock_rows);
+        }
         for (std::size_t i = first; i < end; ++i) {
           const rating& r = data.train[mine[i]];
           const std::size_t a = r.user, b = s.users + r.item;
@@ -530,6 +552,10 @@ bool parse(int argc, char** argv, settings& s) {
       ->option_text("FILE");
   app->add_flag("--virtual-iteration", s.virtual_iteration,
                 "record the first epoch's accesses in a virtual iteration\nand specialize the table to them");
+  app->add_flag(
+      "--read-ahead,!--no-read-ahead", s.read_ahead,
+      "read each clock's rows of others in one batch before\nits steps (default; --no-read-ahead: a "
+      "fetch per row\nat its first read)");
   app->add_flag("--serial", s.serial, "the serial SGD only (no table)");
   app->add_flag(
       "--check-serial", s.check_serial,

@@ -14,6 +14,7 @@
 #include "cli.hpp"
 #include "launcher.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -40,6 +41,8 @@ struct table_settings {
   std::vector<std::pair<std::size_t, std::size_t>> kill_at;
   /// --keep-through-sync: dml::table_options::keep_through_sync.
   bool keep_through_sync = false;
+  /// --read-ahead (default) / --no-read-ahead: read_ahead() below.
+  bool read_ahead = true;
 };
 
 /// The table options the shared settings choose.
@@ -120,6 +123,30 @@ inline void add_keep_option(CLI::App& app, table_settings& s, const std::string&
                "when a member fails, keep what it added up to the last\n" + epoch_word +
                    "'s sync (each sync then all-gathers the table);\notherwise all it added is withdrawn "
                    "(docs/tables.md)");
+}
+
+/// Adds --read-ahead / --no-read-ahead (for an application that reads a
+/// clock's rows through read_ahead() below).
+inline void add_read_ahead_option(CLI::App& app, table_settings& s) {
+  app.add_flag("--read-ahead,!--no-read-ahead", s.read_ahead,
+               "read each clock's rows of others in one batch before\nits steps (default; --no-read-ahead: a "
+               "fetch per row\nat its first read)");
+}
+
+/// Reads the rows of others among `rows` with one read_rows call (a fetch
+/// per owner), before a clock's steps read them one by one: those reads
+/// then find the rows in the cache, fresh enough for the whole clock,
+/// instead of waiting for a round trip to the owner each (docs/tables.md,
+/// "Reading a clock's rows ahead"). `rows` may hold duplicates and rows
+/// this member owns; it is left sorted, without them. Nothing is returned:
+/// the reads that follow are what see the rows (and this member's own
+/// updates of them).
+template <class Table>
+void read_ahead(Table& t, std::vector<std::size_t>& rows, dml::member_id me) {
+  std::erase_if(rows, [&](std::size_t r) { return t.owner(r) == me; });
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  (void)t.read_rows(rows);
 }
 
 /// Checks what concerns several shared options (after parsing); `epochs`

@@ -181,6 +181,7 @@ outcome table_lda(trainer::launcher& launch, const settings& s, const corpus& c)
     std::vector<std::uint32_t> z(c.words.size(), 0);
     std::mt19937_64 rng(s.seed * 1000003 + 17 + comm.rank());
     std::vector<count> doc(K), totals(K), word(K), delta(K), doc_delta(K), totals_delta(K);
+    std::vector<std::size_t> clock_rows;  // --read-ahead: the rows of a clock
     std::vector<double> p(K);
     const double Vb = static_cast<double>(s.vocabulary) * s.beta;
 
@@ -215,6 +216,15 @@ outcome table_lda(trainer::launcher& launch, const settings& s, const corpus& c)
         if (!virtual_pass && part == s.clocks / 2 && trainer::killed_in(s, comm.rank(), it))
           trainer::stop_member(comm);
         const std::size_t from = mine.size() * part / s.clocks, to = mine.size() * (part + 1) / s.clocks;
+        if (s.read_ahead) {
+          // The word rows this clock's documents read, and the totals, in
+          // one batch (the documents' rows are this member's own).
+          clock_rows.assign(1, at.totals());
+          for (std::size_t i = from; i < to; ++i)
+            for (std::uint32_t j = c.first[mine[i]]; j < c.first[mine[i] + 1]; ++j)
+              clock_rows.push_back(at.word(c.words[j]));
+          trainer::read_ahead(t, clock_rows, comm.rank());
+        }
         for (std::size_t i = from; i < to; ++i) {
           const std::size_t d = mine[i];
           if (virtual_pass) {
@@ -269,14 +279,12 @@ outcome table_lda(trainer::launcher& launch, const settings& s, const corpus& c)
       }
     };
     // The leader's copy of the word-topic counts (after a sync: exact).
+    // One batch read: a fetch per owner, not a round trip per row.
     auto read_words = [&] {
-      counts_view v;
-      v.word_topic.resize(s.vocabulary * K);
-      for (std::size_t w = 0; w < s.vocabulary; ++w) {
-        const auto r = t.read(at.word(w));
-        std::copy(r.begin(), r.end(), v.word_topic.begin() + static_cast<std::ptrdiff_t>(w * K));
-      }
-      return v;
+      std::vector<std::size_t> rows(s.vocabulary);
+      for (std::size_t w = 0; w < s.vocabulary; ++w) rows[w] = at.word(w);
+      const auto all = t.read_rows(rows);
+      return counts_view{std::vector<count>(all.begin(), all.end())};
     };
     // This member's share of log p(w, z): the word and document rows it
     // owns (its documents' rows are its own), and the totals if it owns them.
@@ -423,6 +431,7 @@ Bad arguments exit with 2, other errors with 1.)";
 bool parse(int argc, char** argv, settings& s) {
   const auto app = cli::app("dml-lda", description, footer);
   trainer::add_table_options(*app, s, "dml-lda", "iteration");
+  trainer::add_read_ahead_option(*app, s);
   auto range = [](std::size_t lo, std::size_t hi, const std::string& what) {
     return cli::number_where<std::size_t>(
         [lo, hi](std::size_t v) { return v >= lo && v <= hi; },

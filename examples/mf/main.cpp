@@ -90,7 +90,6 @@ struct settings : trainer::table_settings {
   float noise = 0.1f, lr = 0.05f, reg = 0.01f;
   std::uint64_t seed = 1;
   bool check_serial = false, serial = false, virtual_iteration = false;
-  bool read_ahead = true;  // --read-ahead / --no-read-ahead
 };
 
 // ---- the data: dml-mf-hogwild's generator ---------------------------------------------
@@ -322,19 +321,12 @@ outcome table_mf(trainer::launcher& launch, const settings& s, const problem& da
         }
         const auto [first, end] = clock_range(mine.size(), c, s.clocks);
         if (s.read_ahead) {
-          // Every row of others this clock reads, in one batch (a fetch per
-          // owner) before the first step: the steps' reads then hit the cache,
-          // which keeps them fresh enough for the whole clock, instead of
-          // waiting for a round trip to the owner row by row (docs/tables.md,
-          // "Reading a clock's rows ahead").
           clock_rows.clear();
-          for (std::size_t i = first; i < end; ++i)
-            for (std::size_t row :
-                 {std::size_t{data.train[mine[i]].user}, s.users + data.train[mine[i]].item})
-              if (t.owner(row) != comm.rank()) clock_rows.push_back(row);
-          std::sort(clock_rows.begin(), clock_rows.end());
-          clock_rows.erase(std::unique(clock_rows.begin(), clock_rows.end()), clock_rows.end());
-          (void)t.read_rows(clock_rows);
+          for (std::size_t i = first; i < end; ++i) {
+            clock_rows.push_back(data.train[mine[i]].user);
+            clock_rows.push_back(s.users + data.train[mine[i]].item);
+          }
+          trainer::read_ahead(t, clock_rows, comm.rank());
         }
         for (std::size_t i = first; i < end; ++i) {
           const rating& r = data.train[mine[i]];
@@ -552,10 +544,7 @@ bool parse(int argc, char** argv, settings& s) {
       ->option_text("FILE");
   app->add_flag("--virtual-iteration", s.virtual_iteration,
                 "record the first epoch's accesses in a virtual iteration\nand specialize the table to them");
-  app->add_flag(
-      "--read-ahead,!--no-read-ahead", s.read_ahead,
-      "read each clock's rows of others in one batch before\nits steps (default; --no-read-ahead: a "
-      "fetch per row\nat its first read)");
+  trainer::add_read_ahead_option(*app, s);
   app->add_flag("--serial", s.serial, "the serial SGD only (no table)");
   app->add_flag(
       "--check-serial", s.check_serial,

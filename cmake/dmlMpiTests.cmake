@@ -119,6 +119,32 @@ if(DML_MPI_IS_OPEN_MPI AND NOT DEFINED ENV{OMPI_MCA_mpi_yield_when_idle})
   list(APPEND DML_MPI_TWO_SIDED_TEST_ENVIRONMENT "OMPI_MCA_mpi_yield_when_idle=0")
 endif()
 
+# dml_mpi_trainer_environment(<out> <trainer arguments...>): the environment
+# of a trainer's run under mpiexec: DML_MPI_TEST_ENVIRONMENT, and the
+# two-sided one when the arguments choose `--transport mpi`. Those runs
+# exchange often and compute little, the case docs/running.md advises the
+# setting for: beside a busy loop (the other ctest slot), dml-lda's run at
+# 3 processes whose member 0 dies at the start took 9.9 s and 1.9 s with
+# it, dml-least-squares' two-sided kill test 15.2 s and 7.0 s (2026-11-29).
+# (dml-logreg's kill driver, which computes between exchanges, took 15.5 s
+# and 17.3 s: it keeps Open MPI's default.)
+function(dml_mpi_trainer_environment out)
+  set(env ${DML_MPI_TEST_ENVIRONMENT})
+  set(args ${ARGN})
+  list(FIND args "--transport" at)
+  if(at GREATER_EQUAL 0)
+    math(EXPR at "${at} + 1")
+    list(LENGTH args n)
+    if(at LESS n)
+      list(GET args ${at} transport)
+      if(transport STREQUAL "mpi")
+        list(APPEND env ${DML_MPI_TWO_SIDED_TEST_ENVIRONMENT})
+      endif()
+    endif()
+  endif()
+  set(${out} "${env}" PARENT_SCOPE)
+endfunction()
+
 separate_arguments(_dml_user_flags NATIVE_COMMAND "${DML_MPIEXEC_FLAGS}")
 list(APPEND _dml_mpi_flags ${_dml_user_flags})
 

@@ -117,7 +117,8 @@ function(dml_trainer_result_after_death target)
   add_test(NAME "${name}" COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${command}" "-DLAST=${arg_LAST}"
                                   "-DFINAL=${arg_FINAL}" "-DMEMBER=${arg_MEMBER}"
                                   -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/result_after_death.cmake")
-  set(environment ${arg_DIE}=${arg_MEMBER} DML_HEARTBEAT_TIMEOUT_MS=500 ${DML_MPI_TEST_ENVIRONMENT})
+  dml_mpi_trainer_environment(mpi_environment ${arg_ARGS})
+  set(environment ${arg_DIE}=${arg_MEMBER} DML_HEARTBEAT_TIMEOUT_MS=500 ${mpi_environment})
   set_tests_properties("${name}" PROPERTIES LABELS "example;${target};mpi;fault" TIMEOUT 120 RESOURCE_LOCK dml_mpi COST 1000
                                             ENVIRONMENT "${environment}")
   if(arg_FIXTURES)

@@ -6,13 +6,9 @@
 # from the delta vector's statistics). Both must exit 0 with nothing on
 # stderr but dml's load-dependent advice line.
 #   cmake -DREFERENCE=<a|b|c> -DRUN=<a|b|c> -DREL_TOL=<x> [-DCHECK_QUOTA=1] -P check_cocoa.cmake
+include("${CMAKE_CURRENT_LIST_DIR}/../common/run_piped.cmake")
 foreach(which IN ITEMS REFERENCE RUN)
-  string(REPLACE "|" ";" command "${${which}}")
-  execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  message("--- ${command}\nexit code: ${rc}\n${out}${err}")
-  if(NOT rc STREQUAL "0")
-    message(FATAL_ERROR "exit code ${rc}, expected 0")
-  endif()
+  dml_run_piped("${${which}}")
   string(REGEX REPLACE "(^|\n)dml: advice for a vector [^\n]*\n" "\\1" err "${err}")
   if(NOT err STREQUAL "")
     message(FATAL_ERROR "expected nothing on stderr")

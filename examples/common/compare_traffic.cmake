@@ -6,13 +6,9 @@
 # fetch less than its row-by-row ones.
 #   cmake -DFIRST=<a|b|c> -DSECOND=<a|b|c> -DPERCENT=<whole number> -P compare_traffic.cmake
 cmake_policy(SET CMP0054 NEW)  # "FIRST" below is a string, not the variable FIRST
+include("${CMAKE_CURRENT_LIST_DIR}/run_piped.cmake")
 foreach(which IN ITEMS FIRST SECOND)
-  string(REPLACE "|" ";" command "${${which}}")
-  execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  message("--- ${command}\nexit code: ${rc}\n${out}${err}")
-  if(NOT rc STREQUAL "0")
-    message(FATAL_ERROR "exit code ${rc}, expected 0")
-  endif()
+  dml_run_piped("${${which}}")
   # The last epoch line: the greedy prefix skips every earlier one.
   if(NOT "\n${out}" MATCHES ".*\nepoch [^\n]* ([0-9]+) KiB received\n")
     message(FATAL_ERROR "no epoch line with the table's 'KiB received'")

@@ -7,12 +7,8 @@
 # replaced by what LAST captured (its first two groups) from the last
 # progress line matching it.
 #   cmake -DCOMMAND=<a|b|c> -DLAST=<regex> -DFINAL=<regex> [-DMEMBER=<m>] -P result_after_death.cmake
-string(REPLACE "|" ";" command "${COMMAND}")
-execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-message("--- ${command}\nexit code: ${rc}\n--- stdout ---\n${out}--- stderr ---\n${err}--------------")
-if(NOT rc STREQUAL "0")
-  message(FATAL_ERROR "exit code ${rc}, expected 0")
-endif()
+include("${CMAKE_CURRENT_LIST_DIR}/run_piped.cmake")
+dml_run_piped("${COMMAND}")
 if("${MEMBER}" STREQUAL "")
   set(MEMBER 0)
 endif()

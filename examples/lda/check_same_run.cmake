@@ -5,13 +5,9 @@
 # Used for a corpus file against the generated corpus it was written from,
 # and for dml-smp-lda at 1 rank against its serial sampler.
 #   cmake -DFIRST=<a|b|c> -DSECOND=<a|b|c> [-DEXPECT=<regex on SECOND>] -P check_same_run.cmake
+include("${CMAKE_CURRENT_LIST_DIR}/../common/run_piped.cmake")
 foreach(which IN ITEMS FIRST SECOND)
-  string(REPLACE "|" ";" command "${${which}}")
-  execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  message("--- ${command}\nexit code: ${rc}\n${out}${err}")
-  if(NOT rc STREQUAL "0")
-    message(FATAL_ERROR "exit code ${rc}, expected 0")
-  endif()
+  dml_run_piped("${${which}}")
   string(REGEX MATCHALL "loglik[ =]-?[0-9.]+" values "${out}")
   string(REGEX REPLACE "loglik[ =]" "" values "${values}")
   list(LENGTH values n)

@@ -4,13 +4,9 @@
 # times (the port's docs/porting.md claims it; the first line, naming the
 # program, differs too).
 #   cmake -DSERIAL=<a|b|c> -DPARALLEL=<a|b|c> -P compare_serial.cmake
+include("${CMAKE_CURRENT_LIST_DIR}/../common/run_piped.cmake")
 foreach(which IN ITEMS SERIAL PARALLEL)
-  string(REPLACE "|" ";" command "${${which}}")
-  execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  message("--- ${command}\nexit code: ${rc}\n${out}${err}")
-  if(NOT rc STREQUAL "0")
-    message(FATAL_ERROR "exit code ${rc}, expected 0")
-  endif()
+  dml_run_piped("${${which}}")
   string(REGEX MATCHALL "(epoch|final)[^\n]*" lines "${out}")
   # Times: "(0.123 s)" on epoch lines, "seconds=0.123" on the final line.
   string(REGEX REPLACE " \\([0-9.]+ s\\)| seconds=[0-9.]+" "" lines "${lines}")

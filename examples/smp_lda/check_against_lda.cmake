@@ -4,13 +4,9 @@
 # dml-lda's (both must exit 0 and print a 'final:' line).
 #   cmake -DLDA=<a|b|c> -DSMP=<a|b|c> -DMARGIN=<plain decimal> -P check_against_lda.cmake
 include("${CMAKE_CURRENT_LIST_DIR}/../common/to_nano.cmake")
+include("${CMAKE_CURRENT_LIST_DIR}/../common/run_piped.cmake")
 foreach(which IN ITEMS LDA SMP)
-  string(REPLACE "|" ";" command "${${which}}")
-  execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  message("--- ${command}\nexit code: ${rc}\n${out}${err}")
-  if(NOT rc STREQUAL "0")
-    message(FATAL_ERROR "exit code ${rc}, expected 0")
-  endif()
+  dml_run_piped("${${which}}")
   if(NOT out MATCHES "\nfinal: loglik=-([0-9.]+) ")
     message(FATAL_ERROR "no 'final: loglik=' line with a negative decimal")
   endif()

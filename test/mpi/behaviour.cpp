@@ -246,6 +246,69 @@ TEST_CASE("bootstrap: a member whose declared record size lies is refused by eve
   MPI_Comm_free(&dup);
 }
 
+TEST_CASE("bootstrap: pairwise refuses a size declared to one member only; the others reach the limit",
+          "[.][pairwise_lie]") {
+  // Hidden, run in processes of its own (test/mpi/CMakeLists.txt): every
+  // member ends with its process broken, which refuses later collectives.
+  // The last rank sends sizes through plain MPI and lies to member 0 only
+  // (-5 bytes), telling the others the truth (3). Member 0 must refuse with
+  // a comm_error naming the liar before it allocates or joins the exchange
+  // of the bytes; the others, and the liar, wait there for member 0, which
+  // never comes: the honest ones must end in dml::timeout at their limit.
+  MPI_Comm dup = MPI_COMM_NULL;
+  REQUIRE(MPI_Comm_dup(MPI_COMM_WORLD, &dup) == MPI_SUCCESS);
+  int me = 0, n = 0;
+  MPI_Comm_rank(dup, &me);
+  MPI_Comm_size(dup, &n);
+  if (n < 2) {
+    MPI_Comm_free(&dup);
+    SUCCEED("one member: nobody to lie to");
+    return;
+  }
+  const int liar = n - 1, victim = 0;
+  const auto members = static_cast<std::size_t>(n);
+  const boost::mpi::communicator comm(dup, boost::mpi::comm_attach);
+  const std::vector<std::vector<std::byte>> to_each(members, std::vector<std::byte>(3, std::byte{7}));
+  if (me == liar) {
+    std::vector<int> sizes(members, 3), got(members, 0);
+    sizes[victim] = -5;
+    MPI_Request r = MPI_REQUEST_NULL;  // nonblocking, as the members' exchange
+    REQUIRE(MPI_Ialltoall(sizes.data(), 1, MPI_INT, got.data(), 1, MPI_INT, dup, &r) == MPI_SUCCESS);
+    REQUIRE(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(std::count(got.begin(), got.end(), 3) == n);
+    // The bytes, as an honest member would send them. The buffers stay with
+    // MPI: the exchange cannot complete without member 0.
+    struct bytes {
+      std::vector<int> counts, displs;
+      std::vector<std::byte> out, in;
+    };
+    auto* b = new bytes{std::vector<int>(members, 3),
+                        {},
+                        std::vector<std::byte>(3 * members, std::byte{7}),
+                        std::vector<std::byte>(3 * members)};
+    for (int m = 0; m < n; ++m) b->displs.push_back(3 * m);
+    REQUIRE(MPI_Ialltoallv(b->out.data(), b->counts.data(), b->displs.data(), MPI_BYTE, b->in.data(),
+                           b->counts.data(), b->displs.data(), MPI_BYTE, dup, &r) == MPI_SUCCESS);
+    int done = 0;
+    const auto until = std::chrono::steady_clock::now() + 3s;
+    while (!done && std::chrono::steady_clock::now() < until) {
+      MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+      std::this_thread::sleep_for(5ms);
+    }
+    CHECK(!done);
+    dml::detail::mpi_impl::mark_broken();  // the request stays pending: main() must not finalize MPI
+  } else if (me == victim) {
+    const auto start = std::chrono::steady_clock::now();
+    CHECK_THROWS_WITH(dml::comm::bootstrap::pairwise(comm, to_each, 2s),
+                      dml_test::contains("rank " + std::to_string(liar)));
+    CHECK(std::chrono::steady_clock::now() - start < 2s);  // refused at once, not at the limit
+    CHECK(dml::detail::mpi_impl::broken());
+  } else {
+    CHECK_THROWS_AS(dml::comm::bootstrap::pairwise(comm, to_each, 2s), dml::timeout);
+    CHECK(dml::detail::mpi_impl::broken());
+  }
+}
+
 TEST_CASE("broadcast: values and spans from several roots; mismatches are config_errors on every rank",
           "[transport]") {
   auto& c = world();

@@ -5,20 +5,17 @@
 #   scripts/test.sh                          warnings as errors, optimized
 #   scripts/test.sh --sanitize address,undefined   ASan+UBSan build
 #   scripts/test.sh --sanitize thread              ThreadSanitizer build (no MPI)
-#   scripts/test.sh --build-only [--sanitize ...]  build, do not run ctest
 # Extra arguments after -- go to ctest (e.g. -- -R topology).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 sanitize=""
-build_only=0
 ctest_args=()
 while (($#)); do
   case "$1" in
     --sanitize) sanitize="${2:?--sanitize needs a list, e.g. address,undefined}"; shift 2 ;;
     --sanitize=*) sanitize="${1#*=}"; shift ;;
-    --build-only) build_only=1; shift ;;
     --) shift; ctest_args=("$@"); break ;;
-    -h|--help) sed -n '3,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '3,9p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -72,10 +69,6 @@ fi
 echo "== dml tests: build in $dir${sanitize:+ (sanitizers: $sanitize)}"
 start=$SECONDS
 dml_build "$dir" "${cmake_args[@]}"
-if ((build_only)); then
-  echo "== dml tests: built in $((SECONDS - start)) s (--build-only: no ctest)"
-  exit 0
-fi
 echo "== dml tests: built in $((SECONDS - start)) s; running ctest"
 start=$SECONDS
 status=0

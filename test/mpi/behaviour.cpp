@@ -229,17 +229,38 @@ TEST_CASE("bootstrap: a member whose declared record size lies is refused by eve
   const int liar = n - 1;
   const std::vector<std::byte> mine(3, std::byte{7});
   const boost::mpi::communicator comm(dup, boost::mpi::comm_attach);
+  const auto declare = [&](int lie) {  // what the liar does instead of joining
+    std::vector<int> sizes(static_cast<std::size_t>(n));
+    MPI_Request r =
+        MPI_REQUEST_NULL;  // nonblocking: MPI matches blocking collectives only with blocking ones
+    CHECK(MPI_Iallgather(&lie, 1, MPI_INT, sizes.data(), 1, MPI_INT, dup, &r) == MPI_SUCCESS);
+    CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  };
+  const auto names_liar = dml_test::contains("rank " + std::to_string(liar));
   for (const int lie : {-5, std::numeric_limits<int>::max() - 1}) {
     if (n < 2) break;  // nobody to lie to
     if (me == liar) {
-      std::vector<int> sizes(static_cast<std::size_t>(n));
-      MPI_Request r =
-          MPI_REQUEST_NULL;  // nonblocking: MPI matches blocking collectives only with blocking ones
-      CHECK(MPI_Iallgather(&lie, 1, MPI_INT, sizes.data(), 1, MPI_INT, dup, &r) == MPI_SUCCESS);
-      CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+      declare(lie);
     } else {
-      CHECK_THROWS_WITH(dml::comm::bootstrap::all_gather(comm, mine, 5s),
-                        dml_test::contains("rank " + std::to_string(liar)));
+      CHECK_THROWS_WITH(dml::comm::bootstrap::all_gather(comm, mine, 5s), names_liar);
+    }
+  }
+  // Sizes far below 2 GiB but above what the callers expect of one record:
+  // 1 MiB against a bound of 64 bytes, and 1 GiB against all_gather_value's
+  // sizeof(T). Without the bound every honest member would allocate the
+  // declared size and wait for bytes that never come, ending in dml::timeout.
+  if (n >= 2) {
+    if (me == liar) {
+      declare(1 << 20);
+      declare(1 << 30);
+    } else {
+      const auto start = std::chrono::steady_clock::now();
+      CHECK_THROWS_WITH(
+          dml::comm::bootstrap::all_gather(comm, mine, 5s, 64),
+          names_liar && dml_test::contains("1048576 bytes, more than the 64 this exchange allows"));
+      CHECK_THROWS_WITH(dml::comm::bootstrap::all_gather_value(comm, std::uint64_t{42}, 5s),
+                        names_liar && dml_test::contains("more than the 8 this exchange allows"));
+      CHECK(std::chrono::steady_clock::now() - start < 5s);  // refused at once, not at the limit
     }
   }
   MPI_Barrier(dup);  // nothing is left pending: the communicator still works

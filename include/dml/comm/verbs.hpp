@@ -350,7 +350,8 @@ class context {
       to_each[m].assign(b, b + sizeof rec);
     }
     const boost::mpi::communicator bootstrap_comm(comm_.comm, boost::mpi::comm_attach);
-    const auto from = bootstrap::pairwise(bootstrap_comm, to_each, wait_limit_);
+    const auto from =
+        bootstrap::pairwise(bootstrap_comm, to_each, wait_limit_, sizeof(detail::verbs_impl::qp_record));
     vi::agree(comm_.comm, wait_limit_, "connect its queue pairs", vi::attempt([&] { connect(from); }), [] {});
   }
 

@@ -201,19 +201,29 @@ struct record_layout {
   std::size_t total = 0;
 };
 
+/// The most bytes a record of an exchange may have unless its caller says
+/// less: what MPI's int counts address.
+inline constexpr std::size_t most_record_bytes = static_cast<std::size_t>(std::numeric_limits<int>::max());
+
 /// The layout of records whose sizes came from the other members (one count
-/// per rank). They are not trusted: a negative count, or records that add up
-/// to more than MPI's int displacements address (2 GiB), throw
+/// per rank). They are not trusted: a negative count, a count above
+/// `max_record` (what the caller expects of one record), or records that
+/// add up to more than MPI's int displacements address (2 GiB), throw
 /// dml::comm_error naming the first rank at fault, before anything is
 /// allocated.
-inline record_layout lay_out_records(std::span<const int> counts, const char* who) {
-  constexpr auto most = static_cast<std::size_t>(std::numeric_limits<int>::max());
+inline record_layout lay_out_records(std::span<const int> counts, const char* who,
+                                     std::size_t max_record = most_record_bytes) {
+  constexpr auto most = most_record_bytes;
   record_layout out;
   out.displs.reserve(counts.size());
   for (std::size_t rank = 0; rank < counts.size(); ++rank) {
     if (counts[rank] < 0)
       throw comm_error(std::string(who) + ": rank " + std::to_string(rank) + " declared a record of " +
                        std::to_string(counts[rank]) + " bytes");
+    if (static_cast<std::size_t>(counts[rank]) > max_record)
+      throw comm_error(std::string(who) + ": rank " + std::to_string(rank) + " declared a record of " +
+                       std::to_string(counts[rank]) + " bytes, more than the " + std::to_string(max_record) +
+                       " this exchange allows");
     if (static_cast<std::size_t>(counts[rank]) > most - out.total)
       throw comm_error(std::string(who) + ": the records add up to more than 2 GiB at rank " +
                        std::to_string(rank) + " (" + std::to_string(counts[rank]) + " bytes after " +
@@ -262,13 +272,15 @@ inline std::vector<std::vector<std::byte>> split_records(const std::vector<std::
 /// (sizes, then the bytes), progressing through `progress()` while waiting.
 /// Result indexed by rank. A wait that fails (a member died, the limit
 /// passed) throws and keeps every buffer MPI was given (keep_for_mpi).
+/// `max_record` bounds what each member may declare (lay_out_records).
 template <class Progress>
 std::vector<std::vector<std::byte>> all_gather_bytes(MPI_Comm comm, std::span<const std::byte> record,
                                                      std::chrono::steady_clock::duration limit,
-                                                     const char* who, Progress&& progress) {
+                                                     const char* who, Progress&& progress,
+                                                     std::size_t max_record = most_record_bytes) {
   int size = 0;
   check(MPI_Comm_size(comm, &size), who, "MPI_Comm_size");
-  if (record.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+  if (record.size() > most_record_bytes)
     throw config_error(std::string(who) + ": exchange record of " + std::to_string(record.size()) +
                        " bytes is larger than MPI's int counts allow");
   // Everything MPI reads or writes while the collectives run, in one block
@@ -290,7 +302,7 @@ std::vector<std::vector<std::byte>> all_gather_bytes(MPI_Comm comm, std::span<co
   wait_keeping(b, r, limit, who, "exchange (MPI_Iallgather of record sizes)", progress);
   // Every member sees the same counts: a lie makes every member throw here,
   // and no collective is left pending.
-  b->layout = lay_out_records(b->counts, who);
+  b->layout = lay_out_records(b->counts, who, max_record);
   b->all.resize(b->layout.total);
   check_started(MPI_Iallgatherv(b->record.data(), b->mine, MPI_BYTE, b->all.data(), b->counts.data(),
                                 b->layout.displs.data(), MPI_BYTE, comm, &r),
@@ -301,13 +313,14 @@ std::vector<std::vector<std::byte>> all_gather_bytes(MPI_Comm comm, std::span<co
 
 /// Collective: member r passes `to_each[m]`, the record meant for member m,
 /// and receives what each member meant for r, indexed by sender. Sizes,
-/// then the bytes, with nonblocking all-to-all collectives; failures as in
-/// all_gather_bytes.
+/// then the bytes, with nonblocking all-to-all collectives; failures and
+/// `max_record` as in all_gather_bytes.
 template <class Progress>
 std::vector<std::vector<std::byte>> all_to_all_bytes(MPI_Comm comm,
                                                      const std::vector<std::vector<std::byte>>& to_each,
                                                      std::chrono::steady_clock::duration limit,
-                                                     const char* who, Progress&& progress) {
+                                                     const char* who, Progress&& progress,
+                                                     std::size_t max_record = most_record_bytes) {
   int size = 0;
   check(MPI_Comm_size(comm, &size), who, "MPI_Comm_size");
   const auto n = static_cast<std::size_t>(size);
@@ -320,7 +333,7 @@ std::vector<std::vector<std::byte>> all_to_all_bytes(MPI_Comm comm,
     std::vector<std::byte> out, in;
   };
   auto b = std::make_unique<buffers>();
-  constexpr auto most = static_cast<std::size_t>(std::numeric_limits<int>::max());
+  constexpr auto most = most_record_bytes;
   for (const auto& rec : to_each) {
     if (rec.size() > most - b->out_layout.total)
       throw config_error(std::string(who) + ": the records add up to more than 2 GiB");
@@ -336,7 +349,7 @@ std::vector<std::vector<std::byte>> all_to_all_bytes(MPI_Comm comm,
                 who, "MPI_Ialltoall");
   wait_keeping(b, r, limit, who, "pairwise exchange (MPI_Ialltoall of record sizes)", progress);
   try {
-    b->in_layout = lay_out_records(b->recv_counts, who);
+    b->in_layout = lay_out_records(b->recv_counts, who, max_record);
   } catch (...) {
     mark_broken();  // each member sees its own counts: the others may be waiting in the next collective
     throw;

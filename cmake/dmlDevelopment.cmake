@@ -19,6 +19,11 @@ if(DML_SANITIZE)
   target_compile_options(dml_dev INTERFACE -fsanitize=${DML_SANITIZE} -fno-omit-frame-pointer
                                            -fno-sanitize-recover=all)
   target_link_options(dml_dev INTERFACE -fsanitize=${DML_SANITIZE})
+  # clang: UBSan leaves Eigen's kernels alone (cmake/ubsan-ignorelist.txt
+  # says why); GCC has no such list and checks them.
+  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang" AND DML_SANITIZE MATCHES "undefined")
+    target_compile_options(dml_dev INTERFACE "-fsanitize-ignorelist=${PROJECT_SOURCE_DIR}/cmake/ubsan-ignorelist.txt")
+  endif()
   # For the few test sections that only a plain build can afford (a search
   # that takes 10 s instrumented at -O0); the plain run keeps them.
   target_compile_definitions(dml_dev INTERFACE DML_TEST_SANITIZED=1)

@@ -15,6 +15,7 @@
 # repeated with twice the --seconds, at most twice; a run with enough steps
 # is judged as it is, and one still starved at four times the budget fails
 # with a message saying so.
+include("${CMAKE_CURRENT_LIST_DIR}/../common/run_piped.cmake")
 if(NOT DEFINED MIN_SLOW_STEPS)
   set(MIN_SLOW_STEPS 6)
 endif()
@@ -27,11 +28,9 @@ math(EXPR at "${at} + 1")
 list(GET args ${at} seconds)
 
 foreach(attempt RANGE 1 3)
-  execute_process(COMMAND "${TOOL}" ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  message("run ${attempt} (--seconds ${seconds}): exit code: ${rc}\n--- stdout ---\n${out}--- stderr ---\n${err}--------------")
-  if(NOT rc STREQUAL "0")
-    message(FATAL_ERROR "expected exit code 0, got ${rc}")
-  endif()
+  list(JOIN args "|" piped)
+  message("run ${attempt}, --seconds ${seconds}:")
+  dml_run_piped("${TOOL}|${piped}")
   if(NOT out MATCHES "\nsteps per member:(( [0-9]+)+)\n")
     message(FATAL_ERROR "no 'steps per member:' line")
   endif()

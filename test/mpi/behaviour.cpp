@@ -30,6 +30,7 @@
 #include <cstring>
 #include <exception>
 #include <limits>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -214,6 +215,31 @@ TEST_CASE("bootstrap: records of any length, typed records and pairwise records"
   CHECK_THROWS_AS(dml::comm::bootstrap::pairwise(comm, {}), dml::config_error);
 }
 
+namespace {
+
+/// A copy of MPI_COMM_WORLD for the tests in which a member lies through
+/// plain MPI, with this process's rank and the group's size; none when the
+/// process is alone (nobody to lie to). The test frees it, unless it leaves
+/// a collective pending on purpose.
+struct world_copy {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int me = 0, n = 0;
+};
+std::optional<world_copy> copy_world_with_a_liar() {
+  world_copy w;
+  REQUIRE(MPI_Comm_dup(MPI_COMM_WORLD, &w.comm) == MPI_SUCCESS);
+  MPI_Comm_rank(w.comm, &w.me);
+  MPI_Comm_size(w.comm, &w.n);
+  if (w.n < 2) {
+    MPI_Comm_free(&w.comm);
+    SUCCEED("one member: nobody to lie to");
+    return std::nullopt;
+  }
+  return w;
+}
+
+}  // namespace
+
 TEST_CASE("bootstrap: a member whose declared record size lies is refused by every other member",
           "[transport]") {
   // The last rank sends record sizes through plain MPI: first a negative
@@ -221,11 +247,10 @@ TEST_CASE("bootstrap: a member whose declared record size lies is refused by eve
   // both with a comm_error naming it, before they allocate by the size or
   // start the exchange of the bytes (which the liar never joins: a member
   // that went on would wait there until the limit).
-  MPI_Comm dup = MPI_COMM_NULL;
-  REQUIRE(MPI_Comm_dup(MPI_COMM_WORLD, &dup) == MPI_SUCCESS);
-  int me = 0, n = 0;
-  MPI_Comm_rank(dup, &me);
-  MPI_Comm_size(dup, &n);
+  const auto world = copy_world_with_a_liar();
+  if (!world) return;
+  MPI_Comm dup = world->comm;  // no structured binding: clang < 16 cannot capture one
+  const int me = world->me, n = world->n;
   const int liar = n - 1;
   const std::vector<std::byte> mine(3, std::byte{7});
   const boost::mpi::communicator comm(dup, boost::mpi::comm_attach);
@@ -238,7 +263,6 @@ TEST_CASE("bootstrap: a member whose declared record size lies is refused by eve
   };
   const auto names_liar = dml_test::contains("rank " + std::to_string(liar));
   for (const int lie : {-5, std::numeric_limits<int>::max() - 1}) {
-    if (n < 2) break;  // nobody to lie to
     if (me == liar) {
       declare(lie);
     } else {
@@ -249,19 +273,17 @@ TEST_CASE("bootstrap: a member whose declared record size lies is refused by eve
   // 1 MiB against a bound of 64 bytes, and 1 GiB against all_gather_value's
   // sizeof(T). Without the bound every honest member would allocate the
   // declared size and wait for bytes that never come, ending in dml::timeout.
-  if (n >= 2) {
-    if (me == liar) {
-      declare(1 << 20);
-      declare(1 << 30);
-    } else {
-      const auto start = std::chrono::steady_clock::now();
-      CHECK_THROWS_WITH(
-          dml::comm::bootstrap::all_gather(comm, mine, 5s, 64),
-          names_liar && dml_test::contains("1048576 bytes, more than the 64 this exchange allows"));
-      CHECK_THROWS_WITH(dml::comm::bootstrap::all_gather_value(comm, std::uint64_t{42}, 5s),
-                        names_liar && dml_test::contains("more than the 8 this exchange allows"));
-      CHECK(std::chrono::steady_clock::now() - start < 5s);  // refused at once, not at the limit
-    }
+  if (me == liar) {
+    declare(1 << 20);
+    declare(1 << 30);
+  } else {
+    const auto start = std::chrono::steady_clock::now();
+    CHECK_THROWS_WITH(
+        dml::comm::bootstrap::all_gather(comm, mine, 5s, 64),
+        names_liar && dml_test::contains("1048576 bytes, more than the 64 this exchange allows"));
+    CHECK_THROWS_WITH(dml::comm::bootstrap::all_gather_value(comm, std::uint64_t{42}, 5s),
+                      names_liar && dml_test::contains("more than the 8 this exchange allows"));
+    CHECK(std::chrono::steady_clock::now() - start < 5s);  // refused at once, not at the limit
   }
   MPI_Barrier(dup);  // nothing is left pending: the communicator still works
   MPI_Comm_free(&dup);
@@ -276,16 +298,10 @@ TEST_CASE("bootstrap: pairwise refuses a size declared to one member only; the o
   // a comm_error naming the liar before it allocates or joins the exchange
   // of the bytes; the others, and the liar, wait there for member 0, which
   // never comes: the honest ones must end in dml::timeout at their limit.
-  MPI_Comm dup = MPI_COMM_NULL;
-  REQUIRE(MPI_Comm_dup(MPI_COMM_WORLD, &dup) == MPI_SUCCESS);
-  int me = 0, n = 0;
-  MPI_Comm_rank(dup, &me);
-  MPI_Comm_size(dup, &n);
-  if (n < 2) {
-    MPI_Comm_free(&dup);
-    SUCCEED("one member: nobody to lie to");
-    return;
-  }
+  const auto world = copy_world_with_a_liar();
+  if (!world) return;
+  MPI_Comm dup = world->comm;  // no structured binding: clang < 16 cannot capture one
+  const int me = world->me, n = world->n;
   const int liar = n - 1, victim = 0;
   const auto members = static_cast<std::size_t>(n);
   const boost::mpi::communicator comm(dup, boost::mpi::comm_attach);

@@ -31,7 +31,9 @@ Anything else is a failure: a hang (no end within the limit), exit status 0
 without a complete result (a lie: no 'final:' line, or one whose seconds,
 epochs, iterations, rounds, updates or bytes are 0 when the undisturbed
 run's are not, i.e. printed from a record nobody filled), or an error that
-does not name the dead member. Open MPI 4.1's mpirun returns 0 under --enable-recovery whatever its
+does not name the dead member; with --not-below-undisturbed KEY, also a
+survived run whose final KEY= count is below the undisturbed run's (less
+--count-slack of it). Open MPI 4.1's mpirun returns 0 under --enable-recovery whatever its
 processes return, so each rank runs under a small shell wrapper that records
 its own exit status.
 
@@ -105,6 +107,13 @@ def parse_args():
     p.add_argument("--victim", type=int, default=None, metavar="RANK",
                    help="always kill this member (default: a random one per run; 0 is the "
                    "reporting member)")
+    p.add_argument("--not-below-undisturbed", action="append", default=[], metavar="KEY",
+                   help="a survived run's final KEY=N must be at least the undisturbed run's, less "
+                   "--count-slack of it: a count of work that a failure only adds to, e.g. "
+                   "dml-smp-mf's updates (work redone after a failure counts again); repeatable")
+    p.add_argument("--count-slack", type=float, default=0.0, metavar="SHARE",
+                   help="the share of the undisturbed count a survived run may lack "
+                   "(--not-below-undisturbed), e.g. what a member did after its last report")
     p.add_argument("--mpirun", default="mpirun")
     p.add_argument("--table", help="also write the summary as Markdown to this file")
     p.add_argument("--save-output", metavar="DIR",
@@ -282,6 +291,13 @@ class Run:
         return bool(m) and m[-1][0] in LOWER_IS_BETTER
 
 
+def final_count(output, key):
+    """The number after KEY= on the last 'final:' line, or None."""
+    lines = [l for l in output.splitlines() if l.startswith("final: ")]
+    m = re.search(rf"\b{re.escape(key)}=([0-9]+)\b", lines[-1]) if lines else None
+    return int(m.group(1)) if m else None
+
+
 def classify(a, run, reference, reference_output=""):
     """(outcome, detail): outcome is survived, error, no-kill or a failure."""
     if run.hung:
@@ -310,6 +326,15 @@ def classify(a, run, reference, reference_output=""):
         elif q < reference - a.tolerance:
             return "LIE", f"exit status 0 with quality {q:.4f} < {reference - a.tolerance:.4f}"
         detail = f"quality {q:.4f}"
+        for key in a.not_below_undisturbed:
+            got, undisturbed = final_count(run.output, key), final_count(reference_output, key)
+            if undisturbed is None:
+                return "FAILED", f"the undisturbed run's final line has no {key}="
+            least = undisturbed - int(a.count_slack * undisturbed)
+            if got is None or got < least:
+                return "LIE", (f"exit status 0 with {key}={got}, below {least} (the undisturbed run's "
+                               f"{undisturbed} less {a.count_slack:g} of it)")
+            detail += f", {key} {got} >= {least}"
         finals = len(FINAL.findall(run.output))
         if finals > 1:
             detail += f" ({finals} final lines: the reporter died after printing one)"

@@ -127,7 +127,7 @@ struct errors {
 class mf_program {
  public:
   mf_program(const problem& data, const options& o, std::size_t member, std::size_t members)
-      : o_(o), data_(&data), u_(o.users * o.rank), v_(o.items * o.rank) {
+      : o_(o), data_(&data), u_(o.users * o.rank), v_(o.items * o.rank), visited_(members, 0.0) {
     deal(member, members);
     // The same initial V on every rank; U only matters for own users.
     dml::splitmix64 g(o.seed + 99);
@@ -209,10 +209,20 @@ class mf_program {
   bool progress(dml::schedule::context& ctx) {
     const auto start = std::chrono::steady_clock::now();
     const errors train = squared_errors(by_item_), test = squared_errors(test_);
-    // With every member's count of ratings visited (exact as a double up to 2^53).
-    double sums[6] = {train.noisy, train.count, test.noisy,
-                      test.clean,  test.count,  static_cast<double>(updates_)};
+    // The errors, then every member's count of ratings visited in a slot of
+    // its own (exact as a double up to 2^53): the sum over the live members
+    // gathers the counts, and a member that died keeps in visited_ what its
+    // last report said. A sum of the counts would lose a dead member's
+    // visits of all the rotations before its death.
+    std::vector<double> sums(5 + visited_.size(), 0.0);
+    sums[0] = train.noisy;
+    sums[1] = train.count;
+    sums[2] = test.noisy;
+    sums[3] = test.clean;
+    sums[4] = test.count;
+    sums[5 + ctx.rank()] = static_cast<double>(updates_);
     ctx.sum(sums);
+    for (std::size_t m = 0; m < visited_.size(); ++m) visited_[m] = std::max(visited_[m], sums[5 + m]);
     // After a failure inside progress() the engine reports that rotation
     // again (the same iteration): it counts once.
     if (ctx.iteration() + 1 != progressed_) ++rotation_;
@@ -222,7 +232,7 @@ class mf_program {
              std::sqrt(sums[0] / sums[1]),
              std::sqrt(sums[2] / sums[4]),
              std::sqrt(sums[3] / sums[4]),
-             static_cast<std::uint64_t>(sums[5])};
+             static_cast<std::uint64_t>(std::accumulate(visited_.begin(), visited_.end(), 0.0))};
     evaluation_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (on_rotation) on_rotation(last_, evaluation_seconds_);
     return rotation_ < o_.rotations;  // the same count on every member: all stop together
@@ -231,7 +241,7 @@ class mf_program {
   struct row {
     std::size_t epoch = 0;
     double seconds = 0, train = 0, test = 0, truth = 0;
-    std::uint64_t updates = 0;  // ratings visited by all members so far
+    std::uint64_t updates = 0;  // ratings visited by all members so far (the dead: up to their last report)
   };
   /// Called on rank 0 after each rotation, with the seconds spent evaluating so far.
   std::function<void(const row&, double)> on_rotation;
@@ -307,6 +317,7 @@ class mf_program {
   std::size_t rotation_ = 0;
   std::uint64_t progressed_ = 0;  // iteration + 1 of the last progress()
   std::uint64_t updates_ = 0;
+  std::vector<double> visited_;  // per member id: its count of ratings visited, as last reported
 };
 
 constexpr const char* description =
@@ -323,8 +334,9 @@ constexpr const char* footer =
 once) in dml-mf's format, 'epoch E  S s  train rmse X  test rmse Y', and
 finally 'final: rmse=<test rmse> seconds=<s> truth=<rmse against the
 noiseless ratings, n/a for a file> epochs=<rotations> updates=<ratings
-visited>'. Seconds leave out the RMSE evaluation, as dml-mf's do. Bad
-arguments exit with 2, other errors with 1.)";
+visited by all ranks; one that died counts up to its last report>'.
+Seconds leave out the RMSE evaluation, as dml-mf's do. Bad arguments exit
+with 2, other errors with 1.)";
 
 void parse(CLI::App& app, options& o) {
   app.add_option("--ranks", o.ranks, "in-process ranks, default 4")

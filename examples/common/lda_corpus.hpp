@@ -161,7 +161,7 @@ inline corpus make_corpus(corpus_settings& s) {
   return c;
 }
 
-/// What the processes of an MPI run compare (trainer::agree_on_input):
+/// What the processes of an MPI run compare (dml::io::agree_on_input):
 /// the whole corpus, its planted topics and the vocabulary it is read with.
 inline std::uint64_t hash_of(const corpus& c, std::size_t vocabulary) {
   trainer::fingerprint f;

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
 /// @file
-/// Output from a group of members: the leader, whole lines, member prefixes.
+/// Input and output for a group of members: agreeing on an input before
+/// training (io/agree.hpp), and output from the leader or from every member
+/// in whole lines (io/print.hpp).
 #pragma once
 
+#include <dml/io/agree.hpp>
 #include <dml/io/print.hpp>

@@ -13,6 +13,7 @@
 
 #include <dml/comm/bootstrap.hpp>
 #include <dml/dml.hpp>
+#include <dml/io/agree.hpp>
 #include <dml/vector/delta_vector.hpp>
 
 #include <mpi.h>
@@ -33,8 +34,10 @@
 #include <optional>
 #include <random>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 using namespace std::chrono_literals;
@@ -400,6 +403,55 @@ TEST_CASE("broadcast: values and spans from several roots; mismatches are config
   expect_config_error([&] { dml::broadcast(c, v, n); },
                       "root " + std::to_string(n) + " is not a live member");
   CHECK(v == static_cast<int>(me));
+}
+
+TEST_CASE("io::agree_on_input: the same input returns; a differing or failed one is one error everywhere",
+          "[transport]") {
+  auto& c = world();
+  const auto n = c.size();
+  const auto me = c.rank();
+  auto report = [](std::uint64_t fingerprint, const std::string& summary) {
+    dml::io::input_report r;
+    r.fingerprint = fingerprint;
+    r.summary = summary;
+    return r;
+  };
+  // What agree_on_input threw here ("" when it returned), and whether this
+  // member was the one to report it.
+  auto outcome = [&](const dml::io::input_report& r) -> std::pair<std::string, bool> {
+    try {
+      dml::io::agree_on_input(c, r, "the data");
+      return {"", false};
+    } catch (const dml::io::input_error& e) {
+      return {e.what(), e.reporter()};
+    }
+  };
+  CHECK(outcome(report(42, "100 rows")).first.empty());
+  const std::string of_n = " of " + std::to_string(n);
+  if (n >= 2) {
+    const auto got = outcome(me == n - 1 ? report(7, "99 rows") : report(42, "100 rows"));
+    CHECK(got.first ==
+          "the data differs between ranks: rank " + std::to_string(n - 1) + of_n +
+              " has 99 rows (fingerprint 0000000000000007), rank 0" + of_n +
+              " has 100 rows (fingerprint 000000000000002a); every process must read the same input");
+    CHECK(got.second == (me == 0));
+  }
+  dml::io::input_report bad = report(42, "100 rows");
+  if (me == n / 2) {
+    bad.failure = std::make_exception_ptr(std::runtime_error("data.txt:3: not a number"));
+    bad.usage = true;
+  }
+  std::string expected = "data.txt:3: not a number";
+  if (n > 1) expected = "rank " + std::to_string(n / 2) + of_n + ": " + expected;
+  try {
+    dml::io::agree_on_input(c, bad);
+    FAIL_CHECK("agree_on_input returned after a failed load");
+  } catch (const dml::io::input_error& e) {
+    CHECK(std::string(e.what()) == expected);
+    CHECK(e.usage());
+    CHECK(e.reporter() == (me == 0));
+  }
+  c.barrier();
 }
 
 TEST_CASE("config: members that disagree on a vector get config_error on every rank", "[config]") {

@@ -3,7 +3,7 @@
 // dml, as docs/porting.md walks through it. The members (threads of this
 // process, or MPI processes) each train on their shard of the samples and
 // average their models a fixed number of times per epoch. The changes are
-// marked [1]..[8]; everything else is the serial code unchanged, and with
+// marked [1]..[9]; everything else is the serial code unchanged, and with
 // one member the port prints what the serial trainer prints.
 #include <CLI/CLI.hpp>
 #include <dml/data/shard.hpp>
@@ -16,10 +16,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <random>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -164,6 +166,24 @@ struct options {
   unsigned seed = 1;
 };
 
+// [9] What the processes of an MPI run compare before they train: every
+// value they read, in order.
+std::uint64_t fingerprint_of(const data_set& train, const data_set& test) {
+  dml::io::fingerprint f;
+  for (const data_set* d : {&train, &test}) {
+    f.add(d->features);
+    f.add_span(std::span<const double>(d->y));
+    for (const sparse_row& row : d->x) {
+      f.add(row.entries.size());
+      for (const auto& [feature, value] : row.entries) {
+        f.add(feature);
+        f.add(value);
+      }
+    }
+  }
+  return f.value();
+}
+
 // The training loop: epochs of SGD over the shuffled samples, run by every
 // member with its transport context [1].
 template <class Comm>
@@ -250,6 +270,18 @@ int main(int argc, char** argv) {
 #if DML_EXAMPLES_MPI
     if (transport == "mpi_rma") {  // [1] one member per MPI process
       dml::comm::mpi_rma comm(argc, argv);
+      // [9] Every process read the files itself: all must have read the same.
+      dml::io::input_report read;
+      read.fingerprint = fingerprint_of(train, test);
+      read.summary =
+          std::to_string(train.x.size()) + " training / " + std::to_string(test.x.size()) + " test samples";
+      try {
+        dml::io::agree_on_input(comm, read, "the data");
+      } catch (const dml::io::input_error& e) {  // the same on every process: one prints it
+        if (e.reporter()) std::fprintf(stderr, "porting-parallel: %s\n", e.what());
+        comm.barrier();  // the first process to exit with an error ends the job: the others wait
+        return 1;
+      }
       train_svm(comm, train, test, o);
       return 0;
     }

@@ -109,8 +109,9 @@ def parse_args():
                    "reporting member)")
     p.add_argument("--not-below-undisturbed", action="append", default=[], metavar="KEY",
                    help="a survived run's final KEY=N must be at least the undisturbed run's, less "
-                   "--count-slack of it: a count of work that a failure only adds to, e.g. "
-                   "dml-smp-mf's updates (work redone after a failure counts again); repeatable")
+                   "--count-slack of it: a count of work that a failure adds to but for what the dead "
+                   "member did after its last report, e.g. dml-smp-mf's updates (work redone after a "
+                   "failure counts again); repeatable")
     p.add_argument("--count-slack", type=float, default=0.0, metavar="SHARE",
                    help="the share of the undisturbed count a survived run may lack "
                    "(--not-below-undisturbed), e.g. what a member did after its last report")

@@ -33,7 +33,10 @@ epochs, iterations, rounds, updates or bytes are 0 when the undisturbed
 run's are not, i.e. printed from a record nobody filled), or an error that
 does not name the dead member; with --not-below-undisturbed KEY, also a
 survived run whose final KEY= count is below the undisturbed run's (less
---count-slack of it). Open MPI 4.1's mpirun returns 0 under --enable-recovery whatever its
+--count-slack of it); with --must-survive, also an error exit (for
+in-process trainers, which recover from any death). --quality KEY judges
+the final line's KEY= instead of its first value (dml-pagerank's change).
+Open MPI 4.1's mpirun returns 0 under --enable-recovery whatever its
 processes return, so each rank runs under a small shell wrapper that records
 its own exit status.
 
@@ -63,7 +66,7 @@ EMPTY_FINAL = re.compile(r"^final: .*\b(?:seconds=0\.0+|(?:epochs|iterations|rou
                          re.M)
 # Final values for which lower is better (dml-mf prints rmse=...); the
 # tolerance then bounds how far above the undisturbed run a survivor may end.
-LOWER_IS_BETTER = {"rmse", "loss", "mse", "error", "objective"}
+LOWER_IS_BETTER = {"rmse", "loss", "mse", "error", "objective", "change"}
 # Seconds mpirun may outlive the last of its processes before the driver
 # ends it (see Run.go); the run is then judged by the processes' statuses.
 LAUNCHER_GRACE = 10.0
@@ -117,6 +120,12 @@ def parse_args():
     p.add_argument("--count-slack", type=float, default=0.0, metavar="SHARE",
                    help="the share of the undisturbed count a survived run may lack "
                    "(--not-below-undisturbed), e.g. what a member did after its last report")
+    p.add_argument("--quality", default=None, metavar="KEY",
+                   help="judge the final line's KEY= instead of its first value (lower is better for "
+                   + ", ".join(sorted(LOWER_IS_BETTER)) + "), e.g. dml-pagerank's change")
+    p.add_argument("--must-survive", action="store_true",
+                   help="an error exit is a failure too, however quickly it names the dead member (for "
+                   "in-process trainers that recover from any death)")
     p.add_argument("--mpirun", default="mpirun")
     p.add_argument("--table", help="also write the summary as Markdown to this file")
     p.add_argument("--save-output", metavar="DIR",
@@ -285,13 +294,28 @@ class Run:
             self.missed = True
 
     def quality(self):
+        """The final line's first value, or its --quality KEY's."""
         m = FINAL.findall(self.output)
-        return float(m[-1][1]) if m else None
+        if not m:
+            return None
+        if self.a.quality is None:
+            return float(m[-1][1])
+        last = [l for l in self.output.splitlines() if l.startswith("final: ")][-1]
+        v = re.search(rf"\b{re.escape(self.a.quality)}=(-?[0-9.]+(?:[eE][-+]?[0-9]+)?)(?:\s|$)", last)
+        return float(v.group(1)) if v else None
 
     def lower_is_better(self):
-        """Whether the final line's first value is an error (rmse, loss), not an accuracy."""
+        """Whether the quality is an error (rmse, loss, change), not an accuracy."""
+        if self.a.quality is not None:
+            return self.a.quality in LOWER_IS_BETTER
         m = FINAL.findall(self.output)
         return bool(m) and m[-1][0] in LOWER_IS_BETTER
+
+
+def qfmt(a, q):
+    """A quality for the log: 4 decimals, or 4 digits for a --quality KEY
+    (dml-pagerank's change is 1e-15 when converged)."""
+    return f"{q:.4f}" if a.quality is None else f"{q:.3e}"
 
 
 def final_count(output, key):
@@ -301,13 +325,14 @@ def final_count(output, key):
     return int(m.group(1)) if m else None
 
 
-EPOCH_LINE = re.compile(r"^epoch +([0-9]+) ")
+EPOCH_LINE = re.compile(r"^(?:epoch|iteration|round) +([0-9]+) ")
 
 
 def epoch_of_view_change(output):
     """(last epoch line before the first view-change line, last epoch line of
     the run): what the trainer had reached when the survivors noticed the
-    kill. None for the first when no view changed (or no epoch lines)."""
+    kill. None for the first when no view changed (or no epoch lines).
+    Iterations and rounds count as epochs."""
     seen, at_view = None, None
     for line in output.splitlines():
         m = EPOCH_LINE.match(line)
@@ -346,10 +371,10 @@ def classify(a, run, reference, reference_output="", judge_quality=True):
             pass
         elif run.lower_is_better():
             if q > reference + a.tolerance:
-                return "LIE", f"exit status 0 with {q:.4f} > {reference + a.tolerance:.4f} (lower is better)"
+                return "LIE", f"exit status 0 with {qfmt(a, q)} > {qfmt(a, reference + a.tolerance)} (lower is better)"
         elif q < reference - a.tolerance:
-            return "LIE", f"exit status 0 with quality {q:.4f} < {reference - a.tolerance:.4f}"
-        detail = f"quality {q:.4f}"
+            return "LIE", f"exit status 0 with quality {qfmt(a, q)} < {qfmt(a, reference - a.tolerance)}"
+        detail = f"quality {qfmt(a, q)}"
         for key in a.not_below_undisturbed:
             got, undisturbed = final_count(run.output, key), final_count(reference_output, key)
             if undisturbed is None:
@@ -397,7 +422,7 @@ def main():
         print("kill-driver: the undisturbed run failed:\n" + ref.output[-2000:])
         return 1
     total = ref.seconds
-    print(f"undisturbed: {total:.2f} s, quality {reference:.4f}", flush=True)
+    print(f"undisturbed: {total:.2f} s, quality {qfmt(a, reference)}", flush=True)
     limit = a.hang_factor * total + 30 + a.startup_timeout_ms / 1000
     counts, worst_after = {}, 0.0
     failures = 0
@@ -436,6 +461,8 @@ def main():
             at = rng.uniform(0, at)
             run = Run(a, victim, at).go(limit)
             outcome, detail = classify(a, run, reference, ref.output)
+        if a.must_survive and outcome.startswith("error"):
+            outcome, detail = "NOT-SURVIVED", f"{outcome} under --must-survive: {detail}"
         if run.launcher_stuck is not None:
             detail += (f" (every process had ended, mpirun had not {run.launcher_stuck:.0f} s later:"
                        " ended by the driver)")

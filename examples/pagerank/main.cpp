@@ -58,7 +58,9 @@
 // dead member's nodes would get their contribution from their new owner
 // at the next iteration. The iteration is a contraction, so the
 // survivors' ranks return to the fixed point the iteration converges to
-// (--kill R@I stops member R at the start of iteration I; tested).
+// (--kill R@I stops member R at the start of iteration I, --kill-after R@S
+// S seconds after the start, at its next transport operation, start-up and
+// the last report included; both tested).
 #include <dml/error.hpp>
 #include <dml/io.hpp>
 #include <dml/random.hpp>
@@ -105,6 +107,7 @@ struct settings {
   std::size_t iterations = 30, ranks = 4, block = 64;
   bool serial = false, check_serial = false, ranks_given = false;
   std::vector<std::pair<std::size_t, std::size_t>> kill_at;  // --kill R@I: member R stops at iteration I
+  trainer::kill_plan kill_after;                              // --kill-after R@S
 };
 
 // ---- a power-law graph with a fixed seed -----------------------------------------------
@@ -579,6 +582,7 @@ bool parse(int argc, char** argv, settings& s) {
                        : "needs MEMBER@iteration (e.g. 2@3, iterations from 1), got '" + v + "'";
           },
           "R@I"));
+  trainer::add_kill_after(*app, s.kill_after);
   app->add_flag("--serial", s.serial, "the serial power iteration only (no table)");
   app->add_flag(
       "--check-serial", s.check_serial,
@@ -598,18 +602,22 @@ bool parse(int argc, char** argv, settings& s) {
     throw usage_error("--check-serial compares a table run with --serial; not both");
   if (!s.kill_at.empty() && (s.transport != "inproc" || s.serial))
     throw usage_error("--kill is for in-process ranks of a table run; under MPI kill a process from outside");
+  if (!s.kill_after.empty() && s.serial) throw usage_error("--kill-after is for in-process ranks of a table run");
+  trainer::check_kills(s.kill_after, s.transport, s.ranks);
   std::vector<char> killed(s.ranks, 0);
+  for (const auto& k : s.kill_after) killed[k.first] = 1;
   for (const auto& [member, iteration] : s.kill_at) {
     if (member >= s.ranks)
       throw usage_error("--kill " + std::to_string(member) + "@...: there are only " +
                         std::to_string(s.ranks) + " ranks");
-    if (killed[member]) throw usage_error("--kill: member " + std::to_string(member) + " is killed twice");
+    if (killed[member])
+      throw usage_error("--kill: member " + std::to_string(member) + " is killed twice (--kill, --kill-after)");
     killed[member] = 1;
     if (iteration > s.iterations)
       throw usage_error("--kill " + std::to_string(member) + "@" + std::to_string(iteration) +
                         ": the run has only " + std::to_string(s.iterations) + " iterations");
   }
-  if (!s.kill_at.empty() && s.kill_at.size() >= s.ranks)
+  if (!s.kill_at.empty() && s.kill_at.size() + s.kill_after.size() >= s.ranks)
     throw usage_error("every one of the " + std::to_string(s.ranks) +
                       " ranks would be killed; one must survive");
   return true;
@@ -642,7 +650,8 @@ int main(int argc, char** argv) {
                   static_cast<unsigned long long>(g.nodes), g.edges(), s.write_edges.c_str());
       return 0;
     }
-    trainer::launcher launch(s.transport, s.ranks, argc, argv);  // starts MPI for mpi_rma / mpi
+    // Starts MPI for mpi_rma / mpi; in-process, plans the --kill-after deaths.
+    trainer::launcher launch(s.transport, s.ranks, argc, argv, trainer::planned_kills(s.kill_after));
     const std::size_t members_here = launch.in_process() && !s.serial ? s.ranks : 1;
     graph g;
     // Every process reads the whole graph: under MPI they compare what they

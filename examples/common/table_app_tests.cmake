@@ -9,7 +9,8 @@
 # With MPI, under mpiexec with that many processes (needs dml::mpi; not
 # registered otherwise).
 function(dml_table_app_test target name)
-  cmake_parse_arguments(arg "" "STDOUT;MPI;RISES;INITIAL" "CHECKS;ARGS;LABELS" ${ARGN})
+  cmake_parse_arguments(PARSE_ARGV 2 arg "" "STDOUT;MPI;RISES;INITIAL" "CHECKS;ARGS;LABELS")
+  dml_no_unparsed_arguments(arg)
   set(tool "$<TARGET_FILE:${target}>")
   set(args ${arg_ARGS})
   set(labels "example;${target};table" ${arg_LABELS})

@@ -1,4 +1,15 @@
 # SPDX-License-Identifier: BSL-1.0
+# dml_no_unparsed_arguments(<prefix>): stops the configuration when a test
+# function got arguments it does not know. The functions parse with
+# PARSE_ARGV, which keeps a ';' inside an argument (a regex with "failed;
+# 3 members go on"): parsed from ${ARGN}, such a regex was cut at its ';'
+# and the rest dropped unnoticed, so the test checked only its beginning.
+macro(dml_no_unparsed_arguments prefix)
+  if(${prefix}_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "${CMAKE_CURRENT_FUNCTION}: unexpected arguments: ${${prefix}_UNPARSED_ARGUMENTS}")
+  endif()
+endmacro()
+
 # dml_trainer_test(<target> <name> EXIT <code> [STDOUT <regex>] [STDERR <regex>]
 #                  [CHECK_LOSS] [MAX_LOSS <x>] [LOSS_NAME <column>] [MIN_ACCURACY <x>]
 #                  [FIXTURES <fixture>] [MPI <processes>] ARGS <arguments...>)
@@ -7,8 +18,9 @@
 # dml::mpi; not registered otherwise). FIXTURES: a ctest fixture the test
 # needs (e.g. gen_sparse_small, the generated sparse data).
 function(dml_trainer_test target name)
-  cmake_parse_arguments(arg "CHECK_LOSS" "EXIT;STDOUT;STDERR;MPI;MAX_LOSS;LOSS_NAME;MIN_ACCURACY;FIXTURES" "ARGS"
-                        ${ARGN})
+  cmake_parse_arguments(PARSE_ARGV 2 arg "CHECK_LOSS" "EXIT;STDOUT;STDERR;MPI;MAX_LOSS;LOSS_NAME;MIN_ACCURACY;FIXTURES"
+                        "ARGS")
+  dml_no_unparsed_arguments(arg)
   set(tool "$<TARGET_FILE:${target}>")
   set(args ${arg_ARGS})
   set(labels "example;${target}")
@@ -148,7 +160,8 @@ endfunction()
 # runs with these arguments instead (mpiexec's "-n 1 <program> <args>"
 # after a ':'), e.g. to read a different file. Needs dml::mpi.
 function(dml_trainer_mpi_error target name)
-  cmake_parse_arguments(arg "" "PROCESSES;EXIT;STDERR;FIXTURES" "ARGS;OTHER_ARGS" ${ARGN})
+  cmake_parse_arguments(PARSE_ARGV 2 arg "" "PROCESSES;EXIT;STDERR;FIXTURES" "ARGS;OTHER_ARGS")
+  dml_no_unparsed_arguments(arg)
   if(NOT TARGET dml::mpi OR NOT DML_EXAMPLES_WITH_MPI)
     return()
   endif()

@@ -204,6 +204,7 @@ struct outcome {
   change_sum change;
   double seconds = 0;
   std::size_t iterations = 0;
+  std::size_t unrepaired = 0;  // an iteration the members changed in, fewer than K before the end
   bool done = false;
 };
 
@@ -283,8 +284,10 @@ outcome table_pagerank(trainer::launcher& launch, const graph& g, const settings
   launch.run([&](auto& comm) {
     const std::uint64_t n = g.nodes;
     const double nd = static_cast<double>(n);
-    const std::size_t K = s.iterations;
-    const rows_layout at(n, s.block, comm.size(), K);
+    // K iterations, and after a failure more: up to K after the last
+    // iteration the members changed in, at most 2K in all (see below).
+    const std::size_t K = s.iterations, most = 2 * K;
+    const rows_layout at(n, s.block, comm.size(), most);
     const std::size_t B = at.B, blocks = at.blocks;
     // One table for everything: a member that waits in one table serves
     // only that table's rings, so waits across two tables could deadlock.
@@ -379,7 +382,7 @@ outcome table_pagerank(trainer::launcher& launch, const graph& g, const settings
     };
 
     const auto start = std::chrono::steady_clock::now();
-    std::vector<double> seconds(K + 1, 0.0);
+    std::vector<double> seconds(most + 1, 0.0);
     std::size_t changes_printed = 0;
     // Every member goes through the iteration lines as the leader prints
     // them, and prints them only while it leads: a successor of a leader
@@ -408,7 +411,41 @@ outcome table_pagerank(trainer::launcher& launch, const graph& g, const settings
     plan();
     give(0, static_cast<double>(owned_nodes) / (nd * nd));
     t.clock();
-    for (std::size_t k = 1; k <= K; ++k) {
+    // The run ends after `last` iterations: K, or after a failure as many
+    // as it takes for K to follow the last iteration whose change is n/a
+    // (the members changed in it). The table withdrew the dead member's
+    // share of the ranks, and the iteration, a contraction by 0.85, shrinks
+    // that loss (at most all of the mass, as far from the fixed point as
+    // the uniform start) to what an undisturbed run's K iterations leave.
+    // Every member decides at the same point, after a sync, from the same
+    // counts, so all go on or stop together. `ended`: the last iteration
+    // whose change an end already added.
+    std::size_t last = K, ended = 0, changed_in = 0;
+    for (std::size_t k = 1;; ++k) {
+      if (k > last) {
+        // The last change (x_last against x_{last-1}), then everything is
+        // applied.
+        plan();
+        change_sum change;
+        read_mine(last % 2, change, [](std::uint64_t, double) {});
+        add_change(last, change);
+        ended = last;
+        t.sync();
+        print_complete(last);
+        for (std::size_t j = changed_in + 1; j <= last; ++j)
+          if (change_of(j).counted != nd) changed_in = j;
+        const std::size_t wanted = changed_in == 0 ? K : std::min(most, changed_in + K);
+        if (wanted <= last) break;
+        if (dml::io::leader(comm)) {
+          trainer::print_view_changes(comm, changes_printed);
+          std::printf(
+              "extending to %zu iterations: the members changed in iteration %zu; %zu more let the ranks "
+              "return to the fixed point\n",
+              wanted, changed_in, wanted - last);
+          std::fflush(stdout);
+        }
+        last = wanted;
+      }
       for (const auto& kill : s.kill_at)
         if (kill.first == comm.rank() && kill.second == k) trainer::stop_member(comm);
       plan();
@@ -432,33 +469,29 @@ outcome table_pagerank(trainer::launcher& launch, const graph& g, const settings
         }
       });
       give(k % 2, damping * dangling / nd + (1 - damping) * static_cast<double>(owned_nodes) / (nd * nd));
-      if (k >= 2) add_change(k - 1, change);  // x_{k-1} against x_{k-2}
+      if (k >= 2 && k - 1 != ended) add_change(k - 1, change);  // x_{k-1} against x_{k-2}
       t.clock();
       seconds[k] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       print_complete(k - 1);
     }
-    // The last change (x_K against x_{K-1}), then everything is applied.
-    plan();
-    change_sum change;
-    read_mine(K % 2, change, [](std::uint64_t, double) {});
-    add_change(K, change);
-    t.sync();
     const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     auto read_result = [&](outcome& r) {
-      r.change = change_of(K);
+      r.change = change_of(last);
       r.ranks.assign(n, 0.0);
-      const double base = t.read(at.base(K % 2))[0];
+      const double base = t.read(at.base(last % 2))[0];
       // Every block in one batch read: a fetch per owner, not one per block.
       std::vector<std::size_t> block_rows(blocks);
-      for (std::size_t b = 0; b < blocks; ++b) block_rows[b] = at.row(K % 2, b);
+      for (std::size_t b = 0; b < blocks; ++b) block_rows[b] = at.row(last % 2, b);
       const auto all = t.read_rows(block_rows);
       for (std::size_t b = 0; b < blocks; ++b)
         for (std::size_t e = 0; e < B && b * B + e < n; ++e) r.ranks[b * B + e] = base + all[b * B + e];
       r.seconds = total;
-      r.iterations = K;
+      r.iterations = last;
+      // Fewer than K iterations after the members last changed: the
+      // failure came too late even for 2K.
+      r.unrepaired = changed_in != 0 && changed_in + K > last ? changed_in : 0;
       r.done = true;
     };
-    print_complete(K);
     if (launch.in_process()) {
       if (dml::io::leader(comm)) read_result(result);
       t.sync();  // nobody leaves while the leader reads its rows
@@ -528,7 +561,9 @@ line, '#' comments; or --generate N, a power-law graph with a fixed seed.)";
 constexpr const char* footer =
     R"(Prints one line per iteration (iteration, seconds, L1 change of the ranks)
 and finally 'final: iterations=... change=... sum=... seconds=... nodes=...
-edges=...'. Bad arguments exit with 2, bad input files with 1.)";
+edges=...'. After a failure the run goes on until K iterations follow
+the last one the members changed in (at most 2K). Bad arguments exit
+with 2, bad input files with 1, a failure too late for that with 3.)";
 
 bool parse(int argc, char** argv, settings& s) {
   const auto app = cli::app("dml-pagerank", description, footer);
@@ -572,7 +607,8 @@ bool parse(int argc, char** argv, settings& s) {
          [&s](const std::vector<std::string>& kills) {
            for (const auto& k : kills) s.kill_at.push_back(*trainer::member_at<std::size_t>(k, 1));
          },
-         "fault injection (in-process): member R stops at the start\nof iteration I; repeatable")
+         "fault injection (in-process): member R stops at the start\nof iteration I (up to twice "
+         "--iterations: reached\nonly when a failure extends the run); repeatable")
       ->option_text("R@I")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check(CLI::Validator(
@@ -613,9 +649,10 @@ bool parse(int argc, char** argv, settings& s) {
     if (killed[member])
       throw usage_error("--kill: member " + std::to_string(member) + " is killed twice (--kill, --kill-after)");
     killed[member] = 1;
-    if (iteration > s.iterations)
+    if (iteration > 2 * s.iterations)
       throw usage_error("--kill " + std::to_string(member) + "@" + std::to_string(iteration) +
-                        ": the run has only " + std::to_string(s.iterations) + " iterations");
+                        ": the run has at most " + std::to_string(2 * s.iterations) + " iterations (" +
+                        std::to_string(s.iterations) + ", up to twice that after a failure)");
   }
   if (!s.kill_at.empty() && s.kill_at.size() + s.kill_after.size() >= s.ranks)
     throw usage_error("every one of the " + std::to_string(s.ranks) +
@@ -689,8 +726,20 @@ int main(int argc, char** argv) {
     // In-process (and --serial) the leader's result; under MPI the member
     // that printed the 'final:' line holds it.
     if (!r.done || (launch.in_process() && !launch.leader())) return 0;
-    if (!s.out.empty()) write_ranks(s.out, r.ranks);
     if (s.serial || launch.in_process()) print_final(r, g);
+    // A failure too late for the 2K iterations to follow it with K: the
+    // ranks still lack part of the dead member's share. They are not the
+    // result asked for: say so and write nothing.
+    if (r.unrepaired != 0) {
+      std::fprintf(stderr,
+                   "dml-pagerank: the members changed in iteration %zu of at most %zu, too late for %zu "
+                   "iterations to follow: the ranks lack part of a failed member's share (they sum to %.6f, "
+                   "not 1); %srun again\n",
+                   r.unrepaired, 2 * s.iterations, s.iterations, sum_of(r.ranks),
+                   s.out.empty() ? "" : "--out not written; ");
+      return 3;
+    }
+    if (!s.out.empty()) write_ranks(s.out, r.ranks);
     if (s.check_serial && !check_against_serial(r, g, s.iterations)) return 1;
   } catch (const trainer::agreed_error& e) {  // the same on every process: the leader says it
     return trainer::agreed_failure("dml-pagerank", e);

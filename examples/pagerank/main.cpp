@@ -107,7 +107,7 @@ struct settings {
   std::size_t iterations = 30, ranks = 4, block = 64;
   bool serial = false, check_serial = false, ranks_given = false;
   std::vector<std::pair<std::size_t, std::size_t>> kill_at;  // --kill R@I: member R stops at iteration I
-  trainer::kill_plan kill_after;                              // --kill-after R@S
+  trainer::kill_plan kill_after;                             // --kill-after R@S
 };
 
 // ---- a power-law graph with a fixed seed -----------------------------------------------
@@ -638,7 +638,8 @@ bool parse(int argc, char** argv, settings& s) {
     throw usage_error("--check-serial compares a table run with --serial; not both");
   if (!s.kill_at.empty() && (s.transport != "inproc" || s.serial))
     throw usage_error("--kill is for in-process ranks of a table run; under MPI kill a process from outside");
-  if (!s.kill_after.empty() && s.serial) throw usage_error("--kill-after is for in-process ranks of a table run");
+  if (!s.kill_after.empty() && s.serial)
+    throw usage_error("--kill-after is for in-process ranks of a table run");
   trainer::check_kills(s.kill_after, s.transport, s.ranks);
   std::vector<char> killed(s.ranks, 0);
   for (const auto& k : s.kill_after) killed[k.first] = 1;
@@ -647,7 +648,8 @@ bool parse(int argc, char** argv, settings& s) {
       throw usage_error("--kill " + std::to_string(member) + "@...: there are only " +
                         std::to_string(s.ranks) + " ranks");
     if (killed[member])
-      throw usage_error("--kill: member " + std::to_string(member) + " is killed twice (--kill, --kill-after)");
+      throw usage_error("--kill: member " + std::to_string(member) +
+                        " is killed twice (--kill, --kill-after)");
     killed[member] = 1;
     if (iteration > 2 * s.iterations)
       throw usage_error("--kill " + std::to_string(member) + "@" + std::to_string(iteration) +

@@ -363,6 +363,8 @@ def classify(a, run, reference, reference_output="", judge_quality=True):
         return ("no-kill" if ok else "FAILED"), "run ended before the kill" + ("" if ok else f"; rc {statuses}")
     if all(s == 0 for s in statuses):
         if q is None:
+            if a.quality is not None and FINAL.search(run.output):
+                return "LIE", f"exit status 0 with a final line whose {a.quality}= is missing or not a number"
             return "LIE", "exit status 0 without a final line"
         empty = EMPTY_FINAL.search(run.output)
         if empty and not EMPTY_FINAL.search(reference_output):

@@ -432,8 +432,14 @@ outcome table_pagerank(trainer::launcher& launch, const graph& g, const settings
         ended = last;
         t.sync();
         print_complete(last);
-        for (std::size_t j = changed_in + 1; j <= last; ++j)
-          if (change_of(j).counted != nd) changed_in = j;
+        // The counts since the last scan, B iterations to a row, in one
+        // batch read (not two reads per iteration).
+        const std::size_t from = changed_in + 1;
+        std::vector<std::size_t> count_rows;
+        for (std::size_t row = from / B; row <= last / B; ++row) count_rows.push_back(at.counted(row * B));
+        const auto counts = t.read_rows(count_rows);
+        for (std::size_t j = from; j <= last; ++j)
+          if (counts[(j / B - from / B) * B + j % B] != nd) changed_in = j;
         const std::size_t wanted = changed_in == 0 ? K : std::min(most, changed_in + K);
         if (wanted <= last) break;
         if (dml::io::leader(comm)) {
@@ -656,7 +662,7 @@ bool parse(int argc, char** argv, settings& s) {
                         ": the run has at most " + std::to_string(2 * s.iterations) + " iterations (" +
                         std::to_string(s.iterations) + ", up to twice that after a failure)");
   }
-  if (!s.kill_at.empty() && s.kill_at.size() + s.kill_after.size() >= s.ranks)
+  if (!s.kill_at.empty() && static_cast<std::size_t>(std::count(killed.begin(), killed.end(), 1)) >= s.ranks)
     throw usage_error("every one of the " + std::to_string(s.ranks) +
                       " ranks would be killed; one must survive");
   return true;

@@ -300,8 +300,8 @@ class Run:
             return None
         if self.a.quality is None:
             return float(m[-1][1])
-        last = [l for l in self.output.splitlines() if l.startswith("final: ")][-1]
-        v = re.search(rf"\b{re.escape(self.a.quality)}=(-?[0-9.]+(?:[eE][-+]?[0-9]+)?)(?:\s|$)", last)
+        v = re.search(rf"\b{re.escape(self.a.quality)}=(-?[0-9.]+(?:[eE][-+]?[0-9]+)?)(?:\s|$)",
+                      last_final_line(self.output))
         return float(v.group(1)) if v else None
 
     def lower_is_better(self):
@@ -318,10 +318,15 @@ def qfmt(a, q):
     return f"{q:.4f}" if a.quality is None else f"{q:.3e}"
 
 
+def last_final_line(output):
+    """The last 'final:' line of a run's output, or ''."""
+    lines = [l for l in output.splitlines() if l.startswith("final: ")]
+    return lines[-1] if lines else ""
+
+
 def final_count(output, key):
     """The number after KEY= on the last 'final:' line, or None."""
-    lines = [l for l in output.splitlines() if l.startswith("final: ")]
-    m = re.search(rf"\b{re.escape(key)}=([0-9]+)\b", lines[-1]) if lines else None
+    m = re.search(rf"\b{re.escape(key)}=([0-9]+)\b", last_final_line(output))
     return int(m.group(1)) if m else None
 
 
@@ -369,12 +374,9 @@ def classify(a, run, reference, reference_output="", judge_quality=True):
         empty = EMPTY_FINAL.search(run.output)
         if empty and not EMPTY_FINAL.search(reference_output):
             return "LIE", f"exit status 0 with a final line of zeros: {empty.group(0).strip()!r}"
-        if not judge_quality:
-            pass
-        elif run.lower_is_better():
-            if q > reference + a.tolerance:
-                return "LIE", f"exit status 0 with {qfmt(a, q)} > {qfmt(a, reference + a.tolerance)} (lower is better)"
-        elif q < reference - a.tolerance:
+        if judge_quality and run.lower_is_better() and q > reference + a.tolerance:
+            return "LIE", f"exit status 0 with {qfmt(a, q)} > {qfmt(a, reference + a.tolerance)} (lower is better)"
+        if judge_quality and not run.lower_is_better() and q < reference - a.tolerance:
             return "LIE", f"exit status 0 with quality {qfmt(a, q)} < {qfmt(a, reference - a.tolerance)}"
         detail = f"quality {qfmt(a, q)}"
         for key in a.not_below_undisturbed:
@@ -426,6 +428,7 @@ def main():
     total = ref.seconds
     print(f"undisturbed: {total:.2f} s, quality {qfmt(a, reference)}", flush=True)
     limit = a.hang_factor * total + 30 + a.startup_timeout_ms / 1000
+    _, ref_last_epoch = epoch_of_view_change(ref.output)
     counts, worst_after = {}, 0.0
     failures = 0
     for i in range(a.runs):
@@ -449,15 +452,14 @@ def main():
         # moment is drawn again, earlier.
         redraws = 0
         while a.within_share is not None and outcome != "survived" and redraws < 8:
-            at_view, last = epoch_of_view_change(run.output)
-            _, ref_last = epoch_of_view_change(ref.output)
-            if at_view is None or not ref_last or at_view <= a.within_share * ref_last:
+            at_view, _ = epoch_of_view_change(run.output)
+            if at_view is None or not ref_last_epoch or at_view <= a.within_share * ref_last_epoch:
                 break
             late, late_detail = classify(a, run, reference, ref.output, judge_quality=False)
             if late != "survived":
                 break
             print(f"run {i + 1:3d}: kill member {victim} at {run.killed_at:.2f} s was noticed after epoch "
-                  f"{at_view} of {ref_last}, past the window (the first {a.within_share:g}): "
+                  f"{at_view} of {ref_last_epoch}, past the window (the first {a.within_share:g}): "
                   f"{late_detail}, not judged; drawn again", flush=True)
             redraws += 1
             at = rng.uniform(0, at)
